@@ -1,0 +1,45 @@
+// Memory on a backend's device: host memory for reference/cpu, device memory for cuda.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+
+namespace slotserve::kernels {
+
+// Owns one allocation on a backend's device. Move-only.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  static absl::StatusOr<DeviceBuffer> Allocate(Backend backend, std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  void* data() const { return data_; }
+  template <typename T>
+  T* as() const { return static_cast<T*>(data_); }
+  std::size_t bytes() const { return bytes_; }
+  Backend backend() const { return backend_; }
+
+ private:
+  Backend backend_ = Backend::kCpu;
+  void* data_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Copies between host memory and a backend's device memory (plain memcpy on host backends).
+void CopyHostToDevice(Backend backend, void* device_dst, const void* host_src, std::size_t bytes,
+                      Stream stream = nullptr);
+void CopyDeviceToHost(Backend backend, void* host_dst, const void* device_src, std::size_t bytes,
+                      Stream stream = nullptr);
+void CopyDeviceToDevice(Backend backend, void* dst, const void* src, std::size_t bytes,
+                        Stream stream = nullptr);
+void FillZero(Backend backend, void* device_dst, std::size_t bytes, Stream stream = nullptr);
+// Waits until all work queued on the stream is done (no-op on host backends).
+void Synchronize(Backend backend, Stream stream = nullptr);
+
+}  // namespace slotserve::kernels

@@ -1,0 +1,31 @@
+// out[i, :] = scale * table[tokens[i], :]
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/backend.h"
+
+namespace slotserve::kernels {
+
+struct EmbeddingParams {
+  const void* table = nullptr;  // [vocab, dim] in `table_dtype`
+  DType table_dtype = DType::kF32;
+  int vocab = 0;
+  int dim = 0;
+  const int32_t* tokens = nullptr;  // [rows], each in [0, vocab); validated by the caller
+  int rows = 0;
+  float scale = 1.0f;
+  float* out = nullptr;  // [rows, out_stride]
+  int64_t out_stride = 0;
+};
+
+template <Backend B>
+void LaunchEmbedding(const EmbeddingParams& params, Stream stream);
+
+inline void LaunchEmbedding(Backend backend, const EmbeddingParams& params,
+                            Stream stream = nullptr) {
+  Dispatch(backend, "embedding",
+           [&](auto tag) { LaunchEmbedding<decltype(tag)::value>(params, stream); });
+}
+
+}  // namespace slotserve::kernels

@@ -1,0 +1,33 @@
+// y = x W^T + b (+ y when accumulate): PyTorch's Linear layout, W is [out_features, in_features].
+// `accumulate` fuses the residual add of the pre-norm block into the GEMM (beta = 1).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/backend.h"
+
+namespace slotserve::kernels {
+
+struct LinearParams {
+  const float* x = nullptr;  // [rows, x_stride]
+  int64_t x_stride = 0;
+  int rows = 0;
+  int in_features = 0;
+  const void* weight = nullptr;  // [out_features, in_features], row-major, in weight_dtype
+  DType weight_dtype = DType::kF32;  // reference: all; cpu: F32 only; cuda: all
+  int out_features = 0;
+  const float* bias = nullptr;  // [out_features] or null
+  float* y = nullptr;           // [rows, y_stride]; must not alias x
+  int64_t y_stride = 0;
+  bool accumulate = false;
+};
+
+template <Backend B>
+void LaunchLinear(const LinearParams& params, Stream stream);
+
+inline void LaunchLinear(Backend backend, const LinearParams& params, Stream stream = nullptr) {
+  Dispatch(backend, "linear",
+           [&](auto tag) { LaunchLinear<decltype(tag)::value>(params, stream); });
+}
+
+}  // namespace slotserve::kernels

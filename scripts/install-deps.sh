@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package slotserve needs to build, test, train and benchmark.
+# Idempotent: packages already present are skipped, so a second run costs one dpkg query.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates curl
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
+  prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
+  python3 python3-torch python3-numpy
+  bible-kjv-text
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+sudo_cmd=()
+if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo_cmd[@]}" apt-get update -qq
+"${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"

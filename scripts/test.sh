@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs every test: the full Release build (CUDA tests
+# skip without a GPU), then the unit and golden suites again under ASan + UBSan.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${SLOTSERVE_JOBS:-$(nproc)}
+
+"$root/scripts/build.sh"
+ctest --test-dir "$root/build" --output-on-failure -j "$jobs"
+
+if [ "${SLOTSERVE_SKIP_SANITIZERS:-0}" != 1 ]; then
+  cmake -S "$root" -B "$root/build-asan" -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+    -DSLOTSERVE_SANITIZE=ON -DSLOTSERVE_WITH_CUDA=OFF -DSLOTSERVE_BUILD_SERVER=OFF \
+    -DSLOTSERVE_BUILD_BENCH=OFF
+  cmake --build "$root/build-asan" -j "$jobs"
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --test-dir "$root/build-asan" --output-on-failure -j "$jobs" -L 'unit|golden'
+fi
