@@ -1,0 +1,22 @@
+// The few CUDA runtime calls host-side code needs (device memory, streams), behind plain C++
+// so that files outside kernels/cuda never include CUDA headers. Only compiled and called
+// when SLOTSERVE_WITH_CUDA is defined; implemented in kernels/cuda/cuda_bridge.cu.
+#pragma once
+
+#include <cstddef>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+
+namespace slotserve::kernels::cuda_bridge {
+
+bool DeviceAvailable();
+absl::StatusOr<void*> Allocate(std::size_t bytes);
+void Free(void* ptr);
+void CopyHostToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
+void CopyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stream);
+void CopyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
+void FillZero(void* dst, std::size_t bytes, Stream stream);
+void Synchronize(Stream stream);
+
+}  // namespace slotserve::kernels::cuda_bridge
