@@ -1,0 +1,89 @@
+// Reference ABC (DESIGN §3): every token, in prefill or step, goes through the same scalar
+// update-then-read of its request's state; arithmetic in double, state stored as float.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "kernels/abc_attention.h"
+#include "kernels/reference/host_access.h"
+
+namespace slotserve::kernels {
+namespace {
+
+// Absorbs row `row` of the inputs into one request's layer state and writes its output row.
+void AbcToken(const AbcParams& p, int row, float* layer_state) {
+  const int d = p.head_dim;
+  const int slots = p.slots;
+  const int64_t head_floats = 2LL * slots * d + 2LL * slots;
+  std::vector<double> keys_mean(static_cast<size_t>(slots) * d);
+  std::vector<double> values_mean(static_cast<size_t>(slots) * d);
+  std::vector<double> scores(slots);
+  for (int h = 0; h < p.heads; ++h) {
+    float* key_sum = layer_state + h * head_floats;  // K~ [M x d]
+    float* value_sum = key_sum + slots * d;          // V~ [M x d]
+    float* z = value_sum + slots * d;                // [M]
+    float* running_max = z + slots;                  // [M]
+    const float* q = p.q + row * p.in_stride + h * d;
+    const float* k = p.k + row * p.in_stride + h * d;
+    const float* v = p.v + row * p.in_stride + h * d;
+    const float* logits = p.slot_logits + row * p.in_stride + h * slots;
+
+    for (int j = 0; j < slots; ++j) {
+      const double s = logits[j];
+      // An empty slot (z == 0) has running max -inf: its old contents get weight 0.
+      const double old_max =
+          z[j] == 0.0f ? -std::numeric_limits<double>::infinity() : running_max[j];
+      const double new_max = std::max(old_max, s);
+      const double decay = std::exp(old_max - new_max);
+      const double weight = std::exp(s - new_max);
+      z[j] = static_cast<float>(decay * z[j] + weight);
+      running_max[j] = static_cast<float>(new_max);
+      for (int i = 0; i < d; ++i) {
+        key_sum[j * d + i] = static_cast<float>(decay * key_sum[j * d + i] + weight * k[i]);
+        value_sum[j * d + i] = static_cast<float>(decay * value_sum[j * d + i] + weight * v[i]);
+      }
+    }
+
+    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    double max_score = -std::numeric_limits<double>::infinity();
+    for (int j = 0; j < slots; ++j) {
+      double dot = 0.0;
+      for (int i = 0; i < d; ++i) {
+        keys_mean[j * d + i] = static_cast<double>(key_sum[j * d + i]) / z[j];
+        values_mean[j * d + i] = static_cast<double>(value_sum[j * d + i]) / z[j];
+        dot += keys_mean[j * d + i] * q[i];
+      }
+      scores[j] = dot * scale;
+      max_score = std::max(max_score, scores[j]);
+    }
+    double denominator = 0.0;
+    for (int j = 0; j < slots; ++j) {
+      scores[j] = std::exp(scores[j] - max_score);
+      denominator += scores[j];
+    }
+    float* out = p.out + row * p.out_stride + h * d;
+    for (int i = 0; i < d; ++i) {
+      double sum = 0.0;
+      for (int j = 0; j < slots; ++j) sum += scores[j] * values_mean[j * d + i];
+      out[i] = static_cast<float>(sum / denominator);
+    }
+  }
+}
+
+}  // namespace
+
+template <>
+void LaunchAbcPrefill<Backend::kReference>(const AbcParams& p, const PrefillTarget& target,
+                                           Stream /*stream*/) {
+  float* state = host::LayerState(target.state, target.slot);
+  for (int r = 0; r < p.rows; ++r) AbcToken(p, r, state);
+}
+
+template <>
+void LaunchAbcStep<Backend::kReference>(const AbcParams& p, const StepTarget& target,
+                                        Stream /*stream*/) {
+  for (int r = 0; r < p.rows; ++r) AbcToken(p, r, host::LayerState(target.state, target.slots[r]));
+}
+
+}  // namespace slotserve::kernels
