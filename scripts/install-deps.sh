@@ -9,7 +9,7 @@ packages=(
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
   python3 python3-torch python3-numpy
-  bible-kjv-text
+  bible-kjv bible-kjv-text
 )
 
 missing=()
