@@ -1,0 +1,87 @@
+// What a client asks the engine to generate: the prompt as token ids plus sampling, stopping
+// and logprob options (DESIGN §4). Parsed from the wire at the edge (server/); the engine
+// validates it in Scheduler::Submit (see request_validation.h for the exact rules).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace slotserve::engine {
+
+// Engine-assigned handle of an accepted request (unique for the scheduler's lifetime).
+using RequestId = uint64_t;
+
+// Each option's neutral value switches it off. Applied in this order to the raw logits:
+// repetition penalty, presence/frequency penalty, (min_new_tokens suppression of eos/stop
+// tokens), temperature, top-k, top-p, min-p, then one draw from the request's RNG stream.
+struct SamplingOptions {
+  // 0 = greedy (argmax, lowest id on ties); otherwise logits are divided by it. Must be >= 0.
+  float temperature = 1.0f;
+  // Keep only the k most likely tokens; 0 = off. Must be >= 0.
+  int32_t top_k = 0;
+  // Keep the smallest set of most likely tokens whose probability sum reaches top_p;
+  // 1 = off. Must be in (0, 1].
+  float top_p = 1.0f;
+  // Drop tokens whose probability is below min_p times the most likely token's; 0 = off.
+  // Must be in [0, 1].
+  float min_p = 0.0f;
+  // CTRL / Hugging Face style over prompt + generated tokens: a positive logit is divided by
+  // it, a negative one multiplied. 1 = off. Must be > 0.
+  float repetition_penalty = 1.0f;
+  // OpenAI style over generated tokens only: logit -= presence_penalty * [count > 0]
+  //                                                 + frequency_penalty * count.
+  // 0 = off. Each must be in [-2, 2].
+  float presence_penalty = 0.0f;
+  float frequency_penalty = 0.0f;
+  // Seed of the request's own RNG stream: the same seed, prompt and options give the same
+  // tokens whatever else is in the batch. Unset: the engine picks one and reports it in
+  // Finished::seed.
+  std::optional<uint64_t> seed;
+};
+
+struct StoppingOptions {
+  // 0 = the scheduler's default (SchedulerOptions::default_max_new_tokens). Must be in
+  // [0, SchedulerOptions::max_new_tokens_limit]. Generation also ends (kLength) when the
+  // model's longest context (LanguageModel::max_positions) is reached.
+  int32_t max_new_tokens = 0;
+  // Until this many tokens are generated, eos and stop_token_ids are masked out of the
+  // distribution (they cannot be sampled) and stop sequences do not stop generation (their
+  // text is streamed). Must be in [0, max_new_tokens].
+  int32_t min_new_tokens = 0;
+  // Text; generation stops when the generated text contains one. The matched text and
+  // anything after it is not streamed. Non-empty, valid UTF-8; needs a tokenizer.
+  std::vector<std::string> stop_sequences;
+  // Generation stops after any of these is generated (the token, and its text, is returned).
+  std::vector<int32_t> stop_token_ids;
+  // Do not stop at the model's eos token (it may still be generated and is then streamed).
+  bool ignore_eos = false;
+};
+
+struct LogprobOptions {
+  // Report each generated token's log probability under the model's raw distribution
+  // (log-softmax of the logits, before penalties, temperature and truncation).
+  bool enabled = false;
+  // Also report the top_n most likely alternatives of each position (same distribution).
+  // Must be in [0, SchedulerOptions::max_top_logprobs]; ignored unless enabled.
+  int32_t top_n = 0;
+};
+
+struct GenerationRequest {
+  // The client's label for logs and metrics; may be empty. Not the engine's RequestId.
+  std::string request_id;
+  // The prompt, already tokenised (the edge adds BOS if it wants one). Must not be empty;
+  // every id must be in [0, vocab_size).
+  std::vector<int32_t> prompt_ids;
+  SamplingOptions sampling;
+  StoppingOptions stopping;
+  LogprobOptions logprobs;
+  // The request ends with DEADLINE_EXCEEDED when still running at this time (checked once
+  // per engine step). A deadline already past refuses the request at Submit.
+  absl::Time deadline = absl::InfiniteFuture();
+};
+
+}  // namespace slotserve::engine
