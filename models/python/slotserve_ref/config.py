@@ -1,0 +1,300 @@
+"""config.json of a model directory (DESIGN §2), mirrored as dataclasses.
+
+Loading is as strict as the C++ loader: every key is required, unknown keys are an error and
+each error says which key was wrong, what was expected and what was found, so a typo never
+silently changes the model.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+from pathlib import Path
+from typing import Any, Dict, Union
+
+FORMAT_NAME = "slotserve-lm"
+FORMAT_VERSION = 1
+
+ATTENTION_KINDS = ("abc", "rfa", "luna", "softmax")
+
+
+class ConfigError(ValueError):
+    """config.json does not describe a valid model."""
+
+
+@dataclasses.dataclass
+class AttentionConfig:
+    kind: str = "abc"
+    # abc
+    slots: int = 0
+    # rfa
+    features: int = 0
+    gate: bool = False
+    feature_scale: float = 0.1
+    eps: float = 1.0
+    norm_eps: float = 1e-3
+    layout: str = "concat"
+    # luna
+    length: int = 0
+    activation: str = "softplus"
+    tie_kv: bool = False
+    # softmax
+    max_context: int = 0
+
+    # The keys config.json carries for each kind, in the order they are written.
+    KEYS_BY_KIND = {
+        "abc": ("slots",),
+        "rfa": ("features", "gate", "feature_scale", "eps", "norm_eps", "layout"),
+        "luna": ("length", "activation", "tie_kv"),
+        "softmax": ("max_context",),
+    }
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"kind": self.kind}
+        for key in self.KEYS_BY_KIND[self.kind]:
+            out[key] = getattr(self, key)
+        return out
+
+
+@dataclasses.dataclass
+class ModelConfig:
+    vocab_size: int
+    d_model: int
+    n_layers: int
+    n_heads: int
+    d_ffn: int
+    attention: AttentionConfig
+    activation: str = "gelu"
+    norm_eps: float = 1e-5
+    position: str = "sinusoidal"
+    position_offset: int = 0
+    tie_embeddings: bool = True
+    embed_scale: float = 1.0
+    bos_id: int = 1
+    eos_id: int = 2
+
+    # Top-level keys in the order config.json lists them (DESIGN §2).
+    TOP_LEVEL_KEYS = (
+        "format", "format_version", "vocab_size", "d_model", "n_layers", "n_heads", "d_ffn",
+        "activation", "norm_eps", "position", "position_offset", "tie_embeddings",
+        "embed_scale", "bos_id", "eos_id", "attention",
+    )
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_heads
+
+    def to_dict(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"format": FORMAT_NAME, "format_version": FORMAT_VERSION}
+        for key in self.TOP_LEVEL_KEYS[2:]:
+            value = getattr(self, key)
+            out[key] = value.to_dict() if key == "attention" else value
+        return out
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def save(self, path: Union[str, Path]) -> None:
+        Path(path).write_text(self.to_json())
+
+    @staticmethod
+    def from_dict(data: Any, source: str = "config.json") -> "ModelConfig":
+        return _parse_model_config(data, source)
+
+    @staticmethod
+    def from_json(text: str, source: str = "config.json") -> "ModelConfig":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{source}: not valid JSON: {e}") from None
+        return _parse_model_config(data, source)
+
+    @staticmethod
+    def load(path: Union[str, Path]) -> "ModelConfig":
+        path = Path(path)
+        return ModelConfig.from_json(path.read_text(), str(path))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parsing and validation.
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+class _Reader:
+    """Takes keys out of one JSON object and reports leftovers as unknown keys."""
+
+    def __init__(self, data: Any, where: str, source: str):
+        if not isinstance(data, dict):
+            raise ConfigError(f"{source}: {where or 'the top level'} must be an object, "
+                              f"got {_type_name(data)}")
+        self.data = dict(data)
+        self.where = where
+        self.source = source
+
+    def _name(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def error(self, key: str, message: str) -> ConfigError:
+        return ConfigError(f"{self.source}: {self._name(key)} {message}")
+
+    def take(self, key: str) -> Any:
+        if key not in self.data:
+            raise ConfigError(f"{self.source}: missing required key {self._name(key)}")
+        return self.data.pop(key)
+
+    def take_int(self, key: str, minimum: int) -> int:
+        value = self.take(key)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"must be an integer, got {_type_name(value)}")
+        if value < minimum:
+            raise self.error(key, f"must be >= {minimum}, got {value}")
+        return value
+
+    def take_float(self, key: str, positive: bool) -> float:
+        value = self.take(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise self.error(key, f"must be a number, got {_type_name(value)}")
+        value = float(value)
+        if not math.isfinite(value) or (positive and value <= 0):
+            raise self.error(key, f"must be a {'positive ' if positive else ''}finite number, "
+                                  f"got {value}")
+        return value
+
+    def take_bool(self, key: str) -> bool:
+        value = self.take(key)
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {_type_name(value)}")
+        return value
+
+    def take_choice(self, key: str, choices) -> str:
+        value = self.take(key)
+        if value not in choices:
+            expected = " or ".join(f'"{c}"' for c in choices)
+            raise self.error(key, f"must be {expected}, got {json.dumps(value)}")
+        return value
+
+    def finish(self) -> None:
+        if self.data:
+            unknown = ", ".join(sorted(self._name(k) for k in self.data))
+            raise ConfigError(f"{self.source}: unknown key(s) {unknown}")
+
+
+def _parse_attention(data: Any, source: str) -> AttentionConfig:
+    r = _Reader(data, "attention", source)
+    kind = r.take_choice("kind", ATTENTION_KINDS)
+    att = AttentionConfig(kind=kind)
+    if kind == "abc":
+        att.slots = r.take_int("slots", 1)
+    elif kind == "rfa":
+        att.features = r.take_int("features", 1)
+        att.gate = r.take_bool("gate")
+        att.feature_scale = r.take_float("feature_scale", positive=True)
+        att.eps = r.take_float("eps", positive=True)
+        att.norm_eps = r.take_float("norm_eps", positive=False)
+        if att.norm_eps < 0:
+            raise r.error("norm_eps", f"must be >= 0, got {att.norm_eps}")
+        att.layout = r.take_choice("layout", ("concat", "interleave"))
+    elif kind == "luna":
+        att.length = r.take_int("length", 1)
+        att.activation = r.take_choice("activation", ("softplus", "elu1"))
+        att.tie_kv = r.take_bool("tie_kv")
+    else:
+        att.max_context = r.take_int("max_context", 1)
+    r.finish()
+    return att
+
+
+def _parse_model_config(data: Any, source: str) -> ModelConfig:
+    r = _Reader(data, "", source)
+    fmt = r.take("format")
+    if fmt != FORMAT_NAME:
+        raise r.error("format", f'must be "{FORMAT_NAME}", got {json.dumps(fmt)}')
+    version = r.take("format_version")
+    if version != FORMAT_VERSION or isinstance(version, bool):
+        raise r.error("format_version", f"must be {FORMAT_VERSION}, got {json.dumps(version)}")
+    cfg = ModelConfig(
+        vocab_size=r.take_int("vocab_size", 1),
+        d_model=r.take_int("d_model", 1),
+        n_layers=r.take_int("n_layers", 1),
+        n_heads=r.take_int("n_heads", 1),
+        d_ffn=r.take_int("d_ffn", 1),
+        activation=r.take_choice("activation", ("gelu", "relu")),
+        norm_eps=r.take_float("norm_eps", positive=True),
+        position=r.take_choice("position", ("sinusoidal", "none")),
+        position_offset=r.take_int("position_offset", 0),
+        tie_embeddings=r.take_bool("tie_embeddings"),
+        embed_scale=r.take_float("embed_scale", positive=True),
+        bos_id=r.take_int("bos_id", 0),
+        eos_id=r.take_int("eos_id", 0),
+        attention=_parse_attention(r.take("attention"), source),
+    )
+    r.finish()
+    if cfg.d_model % cfg.n_heads != 0:
+        raise ConfigError(f"{source}: d_model must be a multiple of n_heads, got d_model="
+                          f"{cfg.d_model}, n_heads={cfg.n_heads}")
+    if cfg.position == "sinusoidal" and (cfg.d_model % 2 != 0 or cfg.d_model < 4):
+        raise ConfigError(f"{source}: sinusoidal positions need an even d_model >= 4, got "
+                          f"{cfg.d_model}")
+    for key in ("bos_id", "eos_id"):
+        if getattr(cfg, key) >= cfg.vocab_size:
+            raise ConfigError(f"{source}: {key} must be < vocab_size ({cfg.vocab_size}), got "
+                              f"{getattr(cfg, key)}")
+    return cfg
+
+
+def default_config_dict(kind: str = "abc") -> Dict[str, Any]:
+    """A complete config dict for a small model of `kind`; callers override keys they care about
+    (see merge_config_dict)."""
+    attention = {
+        "abc": {"kind": "abc", "slots": 32},
+        "rfa": {"kind": "rfa", "features": 32, "gate": True, "feature_scale": 0.1, "eps": 1.0,
+                "norm_eps": 1e-3, "layout": "concat"},
+        "luna": {"kind": "luna", "length": 32, "activation": "softplus", "tie_kv": False},
+        "softmax": {"kind": "softmax", "max_context": 1024},
+    }[kind]
+    return {
+        "format": FORMAT_NAME, "format_version": FORMAT_VERSION,
+        "vocab_size": 8000, "d_model": 256, "n_layers": 4, "n_heads": 4, "d_ffn": 1024,
+        "activation": "gelu", "norm_eps": 1e-5, "position": "sinusoidal", "position_offset": 0,
+        "tie_embeddings": True, "embed_scale": 16.0, "bos_id": 1, "eos_id": 2,
+        "attention": attention,
+    }
+
+
+def merge_config_dict(overrides: Dict[str, Any]) -> Dict[str, Any]:
+    """Completes a partial config: the defaults of the attention kind it names (abc when it names
+    none), overridden key by key. Unknown keys survive the merge, so parsing the result still
+    rejects them."""
+    if not isinstance(overrides, dict):
+        raise ConfigError(f"config overrides must be an object, got {_type_name(overrides)}")
+    attention = overrides.get("attention", {})
+    if not isinstance(attention, dict):
+        raise ConfigError(f"attention must be an object, got {_type_name(attention)}")
+    kind = attention.get("kind", "abc")
+    if kind not in ATTENTION_KINDS:
+        raise ConfigError(f'attention.kind must be one of {", ".join(ATTENTION_KINDS)}, got '
+                          f"{json.dumps(kind)}")
+    merged = default_config_dict(kind)
+    for key, value in overrides.items():
+        if key != "attention":
+            merged[key] = value
+    merged["attention"].update(attention)
+    return merged

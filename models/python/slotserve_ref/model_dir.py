@@ -1,0 +1,109 @@
+"""The model directory (DESIGN §2): config.json + model.safetensors (+ tokenizer.model).
+
+expected_tensors() is the table of DESIGN §2 written out independently of the nn.Module tree, so
+that save and load both check the module's state_dict against the contract by name and shape.
+"""
+
+import shutil
+from pathlib import Path
+from typing import Dict, Optional, Tuple, Union
+
+import torch
+
+from .config import ModelConfig
+from .model import LanguageModel
+from .safetensors_io import load_file, save_file
+
+WEIGHT_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+TOKENIZER_FILE = "tokenizer.model"
+
+
+class ModelDirError(ValueError):
+    """A model directory or checkpoint does not match the DESIGN §2 contract."""
+
+
+def expected_tensors(cfg: ModelConfig) -> Dict[str, Tuple[int, ...]]:
+    """Every tensor name of the model and its shape (DESIGN §2)."""
+    e, h, d, f, v = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.d_ffn, cfg.vocab_size
+    att = cfg.attention
+    out: Dict[str, Tuple[int, ...]] = {"tok_embed.weight": (v, e)}
+
+    def linear(name, rows, cols):
+        out[f"{name}.weight"] = (rows, cols)
+        out[f"{name}.bias"] = (rows,)
+
+    for i in range(cfg.n_layers):
+        p = f"layers.{i}"
+        out[f"{p}.attn_norm.weight"] = (e,)
+        out[f"{p}.attn_norm.bias"] = (e,)
+        projections = "qko" if att.kind == "luna" and att.tie_kv else "qkvo"
+        for name in projections:
+            linear(f"{p}.attn.{name}_proj", e, e)
+        if att.kind == "abc":
+            linear(f"{p}.attn.slot_proj", h * att.slots, e)
+        elif att.kind == "rfa":
+            out[f"{p}.attn.rfa_random"] = (h, att.features, d)
+            out[f"{p}.attn.rfa_sigma"] = (h, d)
+            if att.gate:
+                linear(f"{p}.attn.gate_proj", h, e)
+        elif att.kind == "luna":
+            out[f"{p}.attn.luna_p"] = (att.length, e)
+            linear(f"{p}.attn.pq_proj", e, e)
+            linear(f"{p}.attn.pc_proj", e, e)
+        out[f"{p}.ffn_norm.weight"] = (e,)
+        out[f"{p}.ffn_norm.bias"] = (e,)
+        linear(f"{p}.ffn.up", f, e)
+        linear(f"{p}.ffn.down", e, f)
+    out["final_norm.weight"] = (e,)
+    out["final_norm.bias"] = (e,)
+    if not cfg.tie_embeddings:
+        out["lm_head.weight"] = (v, e)
+    return out
+
+
+def check_tensors(cfg: ModelConfig, tensors: Dict[str, torch.Tensor], source: str) -> None:
+    """Refuses missing, extra or mis-shaped tensors, naming them."""
+    expected = expected_tensors(cfg)
+    missing = sorted(set(expected) - set(tensors))
+    extra = sorted(set(tensors) - set(expected))
+    if missing:
+        raise ModelDirError(f"{source}: missing tensor(s) {', '.join(missing)}")
+    if extra:
+        raise ModelDirError(f"{source}: unexpected tensor(s) {', '.join(extra)} "
+                            f"(not part of a {cfg.attention.kind} model with this config)")
+    for name, shape in expected.items():
+        if tuple(tensors[name].shape) != shape:
+            raise ModelDirError(f"{source}: tensor {name} has shape {list(tensors[name].shape)}, "
+                                f"expected {list(shape)}")
+
+
+def save_model_dir(model: LanguageModel, out_dir: Union[str, Path], dtype: str = "f32",
+                   tokenizer: Optional[Union[str, Path]] = None) -> Path:
+    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16 or bf16),
+    and copies `tokenizer` to tokenizer.model when given."""
+    if dtype not in WEIGHT_DTYPES:
+        raise ModelDirError(f"weight dtype must be one of {', '.join(WEIGHT_DTYPES)}, got {dtype!r}")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tensors = {name: t.detach().to(WEIGHT_DTYPES[dtype]).contiguous()
+               for name, t in model.state_dict().items()}
+    check_tensors(model.config, tensors, "model state_dict")
+    model.config.save(out_dir / CONFIG_FILE)
+    save_file(tensors, out_dir / WEIGHTS_FILE, metadata={"format": "pt"})
+    if tokenizer is not None:
+        shutil.copyfile(tokenizer, out_dir / TOKENIZER_FILE)
+    return out_dir
+
+
+def load_model_dir(model_dir: Union[str, Path], dtype: torch.dtype = torch.float64) -> LanguageModel:
+    """Loads a model directory into a LanguageModel computing in `dtype` (weights stored as F16 or
+    BF16 are widened exactly, so the model sees the rounded values)."""
+    model_dir = Path(model_dir)
+    cfg = ModelConfig.load(model_dir / CONFIG_FILE)
+    tensors = load_file(model_dir / WEIGHTS_FILE)
+    check_tensors(cfg, tensors, str(model_dir / WEIGHTS_FILE))
+    model = LanguageModel(cfg).to(dtype)
+    model.load_state_dict({name: t.to(dtype) for name, t in tensors.items()}, strict=True)
+    return model.eval()

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+"""Generates the golden data the C++ engine is checked against (DESIGN §7).
+
+For every attention kind and variant it builds a small random-weight model with the PyTorch
+reference (models/python/slotserve_ref), writes it as a model directory and records the
+reference's logits for a fixed token sequence:
+
+  tests/golden/models/<variant>/config.json
+  tests/golden/models/<variant>/model.safetensors
+  tests/golden/models/<variant>/golden.json        {"tokens": [...], "vocab_size": V}
+  tests/golden/models/<variant>/golden_logits.f32  little-endian float32, len(tokens) rows x V;
+                                                   row t = logits after feeding tokens[0..t]
+                                                   (the format of slotserve-generate --dump-logits)
+
+The logits come from the model as re-loaded from the written directory (so F16/BF16 variants
+use the rounded weights), computed in float64 with the recurrent token-by-token form; the
+parallel form must agree before anything is written.
+
+Usage (from the repository root; Debian's python has torch):
+  PYTHONPATH=models/python /usr/bin/python3 tests/golden/make_golden.py            # regenerate all
+  PYTHONPATH=models/python /usr/bin/python3 tests/golden/make_golden.py --only abc  # one variant
+  PYTHONPATH=models/python /usr/bin/python3 tests/golden/make_golden.py --check
+      # recompute the logits of the committed model directories with the current reference and
+      # compare them with the committed golden_logits.f32 (exit 1 on a mismatch); writes nothing.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+import torch
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "models" / "python"))
+
+from slotserve_ref.config import ModelConfig, merge_config_dict  # noqa: E402
+from slotserve_ref.init import randomize_  # noqa: E402
+from slotserve_ref.model import LanguageModel  # noqa: E402
+from slotserve_ref.model_dir import load_model_dir, save_model_dir  # noqa: E402
+
+SEQUENCE_LENGTH = 40
+SEQUENCE_SEED = 1234
+PARALLEL_TOLERANCE = 1e-9   # float64: parallel and recurrent forms are the same math
+CHECK_TOLERANCE = 1e-5      # --check: committed float32 logits vs recomputation
+
+BASE = {
+    "vocab_size": 61, "d_model": 32, "n_heads": 4, "n_layers": 2, "d_ffn": 64,
+    "activation": "gelu", "norm_eps": 1e-5, "position": "sinusoidal", "position_offset": 0,
+    "tie_embeddings": True, "embed_scale": 5.5, "bos_id": 1, "eos_id": 2,
+}
+RFA = {"kind": "rfa", "features": 8, "feature_scale": 0.5, "eps": 0.25, "norm_eps": 1e-3}
+
+# variant -> (config overrides, weight dtype, init seed)
+VARIANTS = {
+    "abc": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "f32", 11),
+    "abc_f16": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "f16", 12),
+    "abc_bf16": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "bf16", 13),
+    "rfa_concat": ({"activation": "relu", "tie_embeddings": False,
+                    "attention": dict(RFA, gate=False, layout="concat")}, "f32", 21),
+    "rfa_gate_interleave": ({"attention": dict(RFA, gate=True, layout="interleave")}, "f32", 22),
+    "luna_softplus": ({"attention": {"kind": "luna", "length": 6, "activation": "softplus",
+                                     "tie_kv": False}}, "f32", 31),
+    "luna_elu1_tiekv": ({"position": "none",
+                         "attention": {"kind": "luna", "length": 6, "activation": "elu1",
+                                       "tie_kv": True}}, "f32", 32),
+    "softmax": ({"attention": {"kind": "softmax", "max_context": 64}}, "f32", 41),
+}
+
+
+def golden_tokens(cfg: ModelConfig):
+    gen = torch.Generator().manual_seed(SEQUENCE_SEED)
+    tokens = torch.randint(0, cfg.vocab_size, (SEQUENCE_LENGTH,), generator=gen)
+    tokens[0] = cfg.bos_id
+    return tokens
+
+
+@torch.no_grad()
+def reference_logits(model: LanguageModel, tokens: torch.Tensor, name: str) -> torch.Tensor:
+    """float64 logits [T, V] from the recurrent form, cross-checked against the parallel form."""
+    recurrent, _ = model.forward_recurrent(tokens)
+    parallel = model(tokens)
+    diff = (recurrent - parallel).abs().max().item()
+    if diff > PARALLEL_TOLERANCE:
+        raise SystemExit(f"{name}: parallel and recurrent forms differ by {diff:.3g} "
+                         f"(tolerance {PARALLEL_TOLERANCE})")
+    return recurrent
+
+
+@torch.no_grad()
+def check_non_degenerate(model: LanguageModel, tokens: torch.Tensor, logits: torch.Tensor,
+                         name: str) -> None:
+    """The data must be able to catch mistakes: logits spread over the vocabulary, and the last
+    prediction depends on an early token (attention actually carries context)."""
+    spread = (logits.max(dim=-1).values - logits.min(dim=-1).values).min().item()
+    if spread <= 1.0:
+        raise SystemExit(f"{name}: logits vary by only {spread:.3g} within a row, expected > 1")
+    altered = tokens.clone()
+    altered[1] = (altered[1] + 1) % model.config.vocab_size
+    moved = (model(altered)[-1] - logits[-1]).abs().max().item()
+    if moved < 1e-2:
+        raise SystemExit(f"{name}: changing token 1 moves the last logits by only {moved:.3g}; "
+                         f"attention carries no context")
+
+
+def write_variant(out_root: Path, name: str) -> None:
+    overrides, dtype, seed = VARIANTS[name]
+    cfg = ModelConfig.from_dict(merge_config_dict(dict(BASE, **overrides)), source=name)
+    model = randomize_(LanguageModel(cfg).double(), seed=seed)
+    out_dir = out_root / name
+    save_model_dir(model, out_dir, dtype=dtype)
+    model = load_model_dir(out_dir, torch.float64)  # the weights exactly as stored
+    tokens = golden_tokens(cfg)
+    logits = reference_logits(model, tokens, name)
+    check_non_degenerate(model, tokens, logits, name)
+    (out_dir / "golden.json").write_text(
+        json.dumps({"tokens": tokens.tolist(), "vocab_size": cfg.vocab_size}) + "\n")
+    logits.numpy().astype("<f4").tofile(out_dir / "golden_logits.f32")
+    spread = (logits.max(-1).values - logits.min(-1).values)
+    print(f"{name:22s} {dtype:4s} logits range per row {spread.min():.2f}..{spread.max():.2f}")
+
+
+def check_variant(out_root: Path, name: str) -> bool:
+    out_dir = out_root / name
+    model = load_model_dir(out_dir, torch.float64)
+    golden = json.loads((out_dir / "golden.json").read_text())
+    tokens = torch.tensor(golden["tokens"])
+    expected = np.fromfile(out_dir / "golden_logits.f32", dtype="<f4")
+    expected = expected.reshape(len(golden["tokens"]), golden["vocab_size"])
+    logits = reference_logits(model, tokens, name).numpy()
+    diff = float(np.abs(logits - expected).max())
+    ok = diff <= CHECK_TOLERANCE
+    print(f"{name:22s} max |reference - committed| = {diff:.3g} {'ok' if ok else 'MISMATCH'}")
+    return ok
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=REPO / "tests" / "golden" / "models",
+                        help="directory holding one folder per variant")
+    parser.add_argument("--only", action="append", choices=sorted(VARIANTS),
+                        help="restrict to these variants (repeatable)")
+    parser.add_argument("--check", action="store_true",
+                        help="compare committed data with the current reference; write nothing")
+    args = parser.parse_args()
+    names = args.only or list(VARIANTS)
+    if args.check:
+        return 0 if all([check_variant(args.out, name) for name in names]) else 1
+    for name in names:
+        write_variant(args.out, name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
