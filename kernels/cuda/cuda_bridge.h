@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
@@ -18,5 +19,14 @@ void CopyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stre
 void CopyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
 void FillZero(void* dst, std::size_t bytes, Stream stream);
 void Synchronize(Stream stream);
+
+// A non-blocking stream for the engine thread. CUDA graphs can only be captured on a stream
+// created this way, never on the legacy default (null) stream.
+absl::StatusOr<Stream> CreateStream();
+void DestroyStream(Stream stream);
+
+// "NVIDIA H100 80GB HBM3 (sm_90, driver 12.4, 79 GiB)" for the startup log and GetModelInfo;
+// "no CUDA device" when none is usable.
+std::string DeviceDescription();
 
 }  // namespace slotserve::kernels::cuda_bridge

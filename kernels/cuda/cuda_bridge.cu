@@ -1,0 +1,126 @@
+// cuda_bridge.h on the CUDA runtime. Copies and fills are queued on the given stream (null is
+// the legacy default stream); a device-to-host copy also waits for the stream, so the host
+// may read its destination as soon as the call returns, as with the host backends' memcpy.
+#include "kernels/cuda/cuda_bridge.h"
+
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "kernels/cuda/cuda_check.cuh"
+
+namespace slotserve::kernels::cuda_bridge {
+namespace {
+
+using cuda::AsCudaStream;
+
+bool ProbeDevice() {
+  int count = 0;
+  // With no driver or no device this returns an error (cudaErrorNoDevice,
+  // cudaErrorInsufficientDriver, ...) instead of aborting: that simply means "no GPU".
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();  // clear it so that it is not reported by a later launch check
+    return false;
+  }
+  return count > 0;
+}
+
+}  // namespace
+
+bool DeviceAvailable() {
+  static const bool available = ProbeDevice();
+  return available;
+}
+
+absl::StatusOr<void*> Allocate(std::size_t bytes) {
+  if (!DeviceAvailable()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot allocate ", bytes,
+                     " bytes on the cuda backend: no usable CUDA device (expected a GPU and a "
+                     "driver; choose --backend cpu on this machine)"));
+  }
+  void* ptr = nullptr;
+  const cudaError_t error = cudaMalloc(&ptr, bytes);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();
+    std::size_t free_bytes = 0;
+    std::size_t total_bytes = 0;
+    (void)cudaMemGetInfo(&free_bytes, &total_bytes);
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cudaMalloc of ", bytes, " bytes failed (", cudaGetErrorString(error),
+                     "); the device has ", free_bytes, " of ", total_bytes, " bytes free"));
+  }
+  return ptr;
+}
+
+void Free(void* ptr) {
+  if (ptr != nullptr) SLOTSERVE_CUDA_CHECK(cudaFree(ptr));
+}
+
+void CopyHostToDevice(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (bytes == 0) return;
+  SLOTSERVE_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, AsCudaStream(stream)));
+}
+
+void CopyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (bytes == 0) return;
+  SLOTSERVE_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, AsCudaStream(stream)));
+  SLOTSERVE_CUDA_CHECK(cudaStreamSynchronize(AsCudaStream(stream)));
+}
+
+void CopyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream) {
+  if (bytes == 0 || dst == src) return;
+  SLOTSERVE_CUDA_CHECK(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, AsCudaStream(stream)));
+}
+
+void FillZero(void* dst, std::size_t bytes, Stream stream) {
+  if (bytes == 0) return;
+  SLOTSERVE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, AsCudaStream(stream)));
+}
+
+void Synchronize(Stream stream) {
+  SLOTSERVE_CUDA_CHECK(cudaStreamSynchronize(AsCudaStream(stream)));
+}
+
+absl::StatusOr<Stream> CreateStream() {
+  if (!DeviceAvailable()) {
+    return absl::FailedPreconditionError(
+        "cannot create a CUDA stream: no usable CUDA device (expected a GPU and a driver)");
+  }
+  cudaStream_t stream = nullptr;
+  const cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  if (error != cudaSuccess) {
+    (void)cudaGetLastError();
+    return absl::InternalError(
+        absl::StrCat("cudaStreamCreateWithFlags failed: ", cudaGetErrorString(error)));
+  }
+  return static_cast<Stream>(stream);
+}
+
+void DestroyStream(Stream stream) {
+  if (stream != nullptr) SLOTSERVE_CUDA_CHECK(cudaStreamDestroy(AsCudaStream(stream)));
+}
+
+std::string DeviceDescription() {
+  if (!DeviceAvailable()) return "no CUDA device";
+  int device = 0;
+  cudaDeviceProp properties{};
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaGetDeviceProperties(&properties, device) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return "CUDA device (properties unavailable)";
+  }
+  int driver = 0;
+  (void)cudaDriverGetVersion(&driver);
+  return absl::StrCat(properties.name, " (sm_", properties.major, properties.minor, ", driver ",
+                      driver / 1000, ".", (driver % 1000) / 10, ", ",
+                      properties.totalGlobalMem >> 30, " GiB)");
+}
+
+}  // namespace slotserve::kernels::cuda_bridge
