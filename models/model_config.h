@@ -22,8 +22,8 @@ struct AttentionConfig {
   float norm_eps = 1e-3f;
   bool interleave = false;  // layout: "interleave" (true) or "concat" (false)
   // luna
-  int length = 0;            // L
-  bool elu1 = false;         // activation: "elu1" (true) or "softplus" (false)
+  int length = 0;     // L
+  bool elu1 = false;  // activation: "elu1" (true) or "softplus" (false)
   bool tie_kv = false;
   // softmax
   int max_context = 0;

@@ -1,0 +1,67 @@
+// One layer's attention mixer (DESIGN §3): which Linear projections of the attention input it
+// reads, its per-layer constants, and the prefill / step kernels it runs. The block around it
+// (norms, the fused input GEMM, o_proj, the FFN) is the same for every kind and lives in
+// TransformerModel.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "kernels/recurrent_state.h"
+#include "models/model_config.h"
+#include "models/safetensors_file.h"
+
+namespace slotserve::models {
+
+// Where one call's activations are: `rows` rows of the fused input projection (the outputs of
+// projection_names() side by side, row stride `stride`) and the [rows, E] attention output.
+struct AttentionIo {
+  int rows = 0;
+  const float* projections = nullptr;
+  int64_t stride = 0;
+  float* out = nullptr;
+  int64_t out_stride = 0;
+};
+
+class AttentionLayer {
+ public:
+  virtual ~AttentionLayer() = default;
+
+  // Linear layers under layers.{i}.attn. whose outputs this kind reads, in the column order of
+  // the fused projection ("q_proj", "k_proj", ...). The caller stacks their weights (and
+  // biases) into one matrix so that a whole chunk is projected by one GEMM.
+  virtual const std::vector<std::string>& projection_names() const = 0;
+
+  // One request's `io.rows` consecutive tokens.
+  virtual void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const = 0;
+  // One token for each of `io.rows` requests.
+  virtual void Step(const AttentionIo& io, const kernels::StepTarget& target) const = 0;
+};
+
+// Floats of one layer's state for one request (DESIGN §3; the position lives in StateArena).
+int64_t AttentionStateFloatsPerLayer(const ModelConfig& config);
+
+// Builds layer `layer`'s mixer for config.attention.kind, loading its constants from `file`
+// (already checked by CheckWeights) to the backend's device.
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAttentionLayer(const ModelConfig& config,
+                                                                     kernels::Backend backend,
+                                                                     const SafetensorsFile& file,
+                                                                     int layer);
+
+// One per kind, in <kind>_attention_layer.cc.
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(const ModelConfig& config,
+                                                                        kernels::Backend backend);
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(const ModelConfig& config,
+                                                                        kernels::Backend backend,
+                                                                        const SafetensorsFile& file,
+                                                                        int layer);
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateLunaAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer);
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateSoftmaxAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend);
+
+}  // namespace slotserve::models

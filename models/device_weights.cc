@@ -1,0 +1,57 @@
+#include "models/device_weights.h"
+
+#include <cstring>
+
+#include "models/status_macros.h"
+
+namespace slotserve::models {
+
+absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
+                                                 std::span<const SafetensorsTensor* const> parts) {
+  DeviceMatrix matrix;
+  matrix.cols = static_cast<int>(parts.front()->shape.back());
+  bool same_dtype = true;
+  for (const SafetensorsTensor* part : parts) {
+    matrix.rows += static_cast<int>(part->shape.front());
+    same_dtype = same_dtype && part->dtype == parts.front()->dtype;
+  }
+  const bool keep_file_dtype = backend == kernels::Backend::kCuda && same_dtype;
+  matrix.dtype = keep_file_dtype ? parts.front()->dtype : kernels::DType::kF32;
+
+  const size_t element_bytes = kernels::DTypeSize(matrix.dtype);
+  std::vector<uint8_t> host(static_cast<size_t>(matrix.rows) * matrix.cols * element_bytes);
+  size_t offset = 0;
+  for (const SafetensorsTensor* part : parts) {
+    if (keep_file_dtype) {
+      std::memcpy(host.data() + offset, part->data, static_cast<size_t>(part->bytes));
+      offset += static_cast<size_t>(part->bytes);
+    } else {
+      const std::vector<float> values = part->ToFloat32();
+      std::memcpy(host.data() + offset, values.data(), values.size() * sizeof(float));
+      offset += values.size() * sizeof(float);
+    }
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(matrix.buffer, kernels::DeviceBuffer::Allocate(backend, host.size()));
+  kernels::CopyHostToDevice(backend, matrix.buffer.data(), host.data(), host.size());
+  return matrix;
+}
+
+absl::StatusOr<kernels::DeviceBuffer> UploadConcatenatedFloats(
+    kernels::Backend backend, std::span<const SafetensorsTensor* const> parts) {
+  std::vector<float> values;
+  for (const SafetensorsTensor* part : parts) {
+    const std::vector<float> part_values = part->ToFloat32();
+    values.insert(values.end(), part_values.begin(), part_values.end());
+  }
+  return UploadFloats(backend, values);
+}
+
+absl::StatusOr<kernels::DeviceBuffer> UploadFloats(kernels::Backend backend,
+                                                   std::span<const float> values) {
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer buffer,
+                             kernels::DeviceBuffer::Allocate(backend, values.size_bytes()));
+  kernels::CopyHostToDevice(backend, buffer.data(), values.data(), values.size_bytes());
+  return buffer;
+}
+
+}  // namespace slotserve::models

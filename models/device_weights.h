@@ -1,0 +1,37 @@
+// Weights copied from the memory-mapped file to a backend's device, in the form the kernels
+// read: host backends compute in F32, so F16/BF16 are widened at load; cuda keeps the file's
+// dtype for matrices (its GEMMs read F16/BF16 directly). Vectors (biases, norm parameters,
+// precomputed constants) are always F32.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "kernels/device_memory.h"
+#include "models/safetensors_file.h"
+
+namespace slotserve::models {
+
+struct DeviceMatrix {
+  kernels::DeviceBuffer buffer;
+  kernels::DType dtype = kernels::DType::kF32;
+  int rows = 0;
+  int cols = 0;
+};
+
+// Stacks row blocks [rows_i, cols] (all with the same number of columns) into one matrix on
+// the device, e.g. q/k/v projections fused into one GEMM weight. On cuda, parts of different
+// dtypes are all widened to F32.
+absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
+                                                 std::span<const SafetensorsTensor* const> parts);
+
+// The values of `parts` (any shape) concatenated, as F32 on the device.
+absl::StatusOr<kernels::DeviceBuffer> UploadConcatenatedFloats(
+    kernels::Backend backend, std::span<const SafetensorsTensor* const> parts);
+
+absl::StatusOr<kernels::DeviceBuffer> UploadFloats(kernels::Backend backend,
+                                                   std::span<const float> values);
+
+}  // namespace slotserve::models

@@ -1,0 +1,25 @@
+// Strict JSON parsing for the model directory's files (config.json, the safetensors header):
+// the text must be valid UTF-8 and no object may repeat a key, because a repeated key would
+// silently override an earlier value.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+#include "nlohmann/json.hpp"
+
+namespace slotserve::models {
+
+// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
+// U+10FFFF).
+bool IsValidUtf8(std::string_view text);
+
+// Parses `text` as one JSON document. Errors are prefixed with `source` and say what was wrong:
+// invalid UTF-8 (with the byte offset), a syntax error, or a repeated key.
+absl::StatusOr<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& source);
+
+// A JSON value as it would appear in a message, shortened when long.
+std::string JsonForMessage(const nlohmann::json& value);
+
+}  // namespace slotserve::models

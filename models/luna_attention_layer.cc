@@ -1,0 +1,87 @@
+// Causal Luna: the fused projection is [q | k | v | pc] ([q | k | pc] with tie_kv, where
+// v = k). pq = pq_proj(luna_p) / sqrt(d) does not depend on the sequence and is computed once
+// at load.
+#include <cmath>
+
+#include "kernels/luna_attention.h"
+#include "models/attention_layer.h"
+#include "models/device_weights.h"
+#include "models/model_weights.h"
+#include "models/status_macros.h"
+
+namespace slotserve::models {
+namespace {
+
+class LunaAttentionLayer final : public AttentionLayer {
+ public:
+  LunaAttentionLayer(const ModelConfig& config, kernels::Backend backend, kernels::DeviceBuffer pq)
+      : backend_(backend),
+        config_(config),
+        pq_(std::move(pq)),
+        names_(config.attention.tie_kv
+                   ? std::vector<std::string>{"q_proj", "k_proj", "pc_proj"}
+                   : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "pc_proj"}) {}
+
+  const std::vector<std::string>& projection_names() const override { return names_; }
+
+  void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const override {
+    kernels::LaunchLunaPrefill(backend_, Params(io), target);
+  }
+  void Step(const AttentionIo& io, const kernels::StepTarget& target) const override {
+    kernels::LaunchLunaStep(backend_, Params(io), target);
+  }
+
+ private:
+  kernels::LunaParams Params(const AttentionIo& io) const {
+    const AttentionConfig& attention = config_.attention;
+    const int width = config_.d_model;
+    kernels::LunaParams params;
+    params.rows = io.rows;
+    params.heads = config_.n_heads;
+    params.head_dim = config_.head_dim();
+    params.length = attention.length;
+    params.q = io.projections;
+    params.k = io.projections + width;
+    params.v = attention.tie_kv ? params.k : io.projections + 2 * width;
+    params.pc = io.projections + (attention.tie_kv ? 2 : 3) * width;
+    params.in_stride = io.stride;
+    params.pq = pq_.as<float>();
+    params.activation =
+        attention.elu1 ? kernels::LunaActivation::kElu1 : kernels::LunaActivation::kSoftplus;
+    params.out = io.out;
+    params.out_stride = io.out_stride;
+    return params;
+  }
+
+  kernels::Backend backend_;
+  ModelConfig config_;
+  kernels::DeviceBuffer pq_;  // [L, E]
+  std::vector<std::string> names_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateLunaAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer) {
+  const std::string prefix = AttentionPrefix(layer);
+  const std::vector<float> memory = file.Find(prefix + "luna_p")->ToFloat32();          // [L, E]
+  const std::vector<float> weight = file.Find(prefix + "pq_proj.weight")->ToFloat32();  // [E, E]
+  const std::vector<float> bias = file.Find(prefix + "pq_proj.bias")->ToFloat32();      // [E]
+  const size_t length = static_cast<size_t>(config.attention.length);
+  const size_t width = static_cast<size_t>(config.d_model);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config.head_dim()));
+  std::vector<float> pq(length * width);
+  for (size_t l = 0; l < length; ++l) {
+    for (size_t out = 0; out < width; ++out) {
+      double sum = bias[out];
+      for (size_t in = 0; in < width; ++in) {
+        sum += static_cast<double>(memory[l * width + in]) * weight[out * width + in];
+      }
+      pq[l * width + out] = static_cast<float>(sum * scale);
+    }
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer device_pq, UploadFloats(backend, pq));
+  return std::make_unique<LunaAttentionLayer>(config, backend, std::move(device_pq));
+}
+
+}  // namespace slotserve::models

@@ -1,0 +1,103 @@
+#include "models/model_weights.h"
+
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace slotserve::models {
+namespace {
+
+void AddLinear(std::vector<ExpectedTensor>& tensors, const std::string& name, int64_t out,
+               int64_t in) {
+  tensors.push_back({name + ".weight", {out, in}});
+  tensors.push_back({name + ".bias", {out}});
+}
+
+void AddNorm(std::vector<ExpectedTensor>& tensors, const std::string& name, int64_t dim) {
+  tensors.push_back({name + ".weight", {dim}});
+  tensors.push_back({name + ".bias", {dim}});
+}
+
+void AddAttention(std::vector<ExpectedTensor>& tensors, const ModelConfig& config, int layer) {
+  const std::string attn = AttentionPrefix(layer);
+  const int64_t E = config.d_model;
+  const int64_t H = config.n_heads;
+  const int64_t d = config.head_dim();
+  const AttentionConfig& attention = config.attention;
+  AddLinear(tensors, attn + "q_proj", E, E);
+  AddLinear(tensors, attn + "k_proj", E, E);
+  if (!(attention.kind == AttentionKind::kLuna && attention.tie_kv)) {
+    AddLinear(tensors, attn + "v_proj", E, E);
+  }
+  AddLinear(tensors, attn + "o_proj", E, E);
+  switch (attention.kind) {
+    case AttentionKind::kAbc:
+      AddLinear(tensors, attn + "slot_proj", H * attention.slots, E);
+      break;
+    case AttentionKind::kRfa:
+      tensors.push_back({attn + "rfa_random", {H, attention.features, d}});
+      tensors.push_back({attn + "rfa_sigma", {H, d}});
+      if (attention.gate) AddLinear(tensors, attn + "gate_proj", H, E);
+      break;
+    case AttentionKind::kLuna:
+      tensors.push_back({attn + "luna_p", {attention.length, E}});
+      AddLinear(tensors, attn + "pq_proj", E, E);
+      AddLinear(tensors, attn + "pc_proj", E, E);
+      break;
+    case AttentionKind::kSoftmax:
+      break;
+  }
+}
+
+}  // namespace
+
+std::string AttentionPrefix(int layer) { return absl::StrCat("layers.", layer, ".attn."); }
+
+std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& config) {
+  const int64_t E = config.d_model;
+  const int64_t V = config.vocab_size;
+  std::vector<ExpectedTensor> tensors;
+  tensors.push_back({"tok_embed.weight", {V, E}});
+  for (int layer = 0; layer < config.n_layers; ++layer) {
+    const std::string prefix = absl::StrCat("layers.", layer, ".");
+    AddNorm(tensors, prefix + "attn_norm", E);
+    AddAttention(tensors, config, layer);
+    AddNorm(tensors, prefix + "ffn_norm", E);
+    AddLinear(tensors, prefix + "ffn.up", config.d_ffn, E);
+    AddLinear(tensors, prefix + "ffn.down", E, config.d_ffn);
+  }
+  AddNorm(tensors, "final_norm", E);
+  if (!config.tie_embeddings) tensors.push_back({"lm_head.weight", {V, E}});
+  return tensors;
+}
+
+absl::Status CheckWeights(const ModelConfig& config, const SafetensorsFile& file) {
+  const std::vector<ExpectedTensor> expected = ExpectedTensors(config);
+  std::set<std::string, std::less<>> expected_names;
+  for (const ExpectedTensor& tensor : expected) {
+    expected_names.insert(tensor.name);
+    const SafetensorsTensor* found = file.Find(tensor.name);
+    if (found == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat(file.source(), ": missing tensor ",
+                                                     tensor.name, " (expected shape ",
+                                                     ShapeString(tensor.shape), ")"));
+    }
+    if (found->shape != tensor.shape) {
+      return absl::InvalidArgumentError(absl::StrCat(file.source(), ": tensor ", tensor.name,
+                                                     " has shape ", ShapeString(found->shape),
+                                                     ", expected ", ShapeString(tensor.shape)));
+    }
+  }
+  for (const auto& [name, tensor] : file.tensors()) {
+    if (!expected_names.contains(name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(file.source(), ": unexpected tensor ", name, ": a ",
+                       AttentionKindName(config.attention.kind),
+                       " model with this config.json has no such tensor"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace slotserve::models

@@ -1,0 +1,77 @@
+#include "models/state_arena.h"
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace slotserve::models {
+
+StateArena::StateArena(kernels::Backend backend, int num_slots, int64_t floats_per_slot,
+                       kernels::DeviceBuffer buffer)
+    : backend_(backend),
+      num_slots_(num_slots),
+      floats_per_slot_(floats_per_slot),
+      buffer_(std::move(buffer)),
+      positions_(static_cast<size_t>(num_slots), 0) {}
+
+absl::Status StateArena::CheckSlot(int slot, const char* what) const {
+  if (slot < 0 || slot >= num_slots_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": slot ", slot, " is outside the state arena [0, ", num_slots_, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateArena::Reset(int slot) {
+  if (absl::Status status = CheckSlot(slot, "Reset"); !status.ok()) return status;
+  kernels::FillZero(backend_, device_data() + slot * floats_per_slot_,
+                    static_cast<size_t>(bytes_per_slot()));
+  positions_[slot] = 0;
+  return absl::OkStatus();
+}
+
+absl::Status StateArena::Copy(int src, int dst) {
+  if (absl::Status status = CheckSlot(src, "Copy source"); !status.ok()) return status;
+  if (absl::Status status = CheckSlot(dst, "Copy destination"); !status.ok()) return status;
+  if (src == dst) return absl::OkStatus();
+  kernels::CopyDeviceToDevice(backend_, device_data() + dst * floats_per_slot_,
+                              device_data() + src * floats_per_slot_,
+                              static_cast<size_t>(bytes_per_slot()));
+  positions_[dst] = positions_[src];
+  return absl::OkStatus();
+}
+
+absl::Status StateArena::Save(int slot, std::vector<uint8_t>* snapshot) const {
+  if (absl::Status status = CheckSlot(slot, "Save"); !status.ok()) return status;
+  const size_t state_bytes = static_cast<size_t>(bytes_per_slot());
+  snapshot->resize(sizeof(int32_t) + state_bytes);
+  std::memcpy(snapshot->data(), &positions_[slot], sizeof(int32_t));
+  kernels::CopyDeviceToHost(backend_, snapshot->data() + sizeof(int32_t),
+                            device_data() + slot * floats_per_slot_, state_bytes);
+  kernels::Synchronize(backend_);
+  return absl::OkStatus();
+}
+
+absl::Status StateArena::Restore(int slot, const std::vector<uint8_t>& snapshot) {
+  if (absl::Status status = CheckSlot(slot, "Restore"); !status.ok()) return status;
+  const size_t state_bytes = static_cast<size_t>(bytes_per_slot());
+  if (snapshot.size() != sizeof(int32_t) + state_bytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Restore: snapshot holds ", snapshot.size(), " bytes, expected ",
+                     sizeof(int32_t) + state_bytes, " (a position and one slot's state)"));
+  }
+  int32_t position;
+  std::memcpy(&position, snapshot.data(), sizeof(position));
+  if (position < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Restore: snapshot position ", position, " is negative"));
+  }
+  kernels::CopyHostToDevice(backend_, device_data() + slot * floats_per_slot_,
+                            snapshot.data() + sizeof(int32_t), state_bytes);
+  kernels::Synchronize(backend_);
+  positions_[slot] = position;
+  return absl::OkStatus();
+}
+
+}  // namespace slotserve::models

@@ -1,0 +1,332 @@
+#include "models/transformer_model.h"
+
+#include <algorithm>
+#include <limits>
+#include <unordered_set>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/activation.h"
+#include "kernels/device_memory.h"
+#include "kernels/embedding.h"
+#include "kernels/layer_norm.h"
+#include "kernels/linear.h"
+#include "kernels/positions.h"
+#include "models/status_macros.h"
+
+namespace slotserve::models {
+namespace {
+
+int FusedProjectionWidth(const TransformerWeights& weights) {
+  return weights.blocks.front().input_projection.weight.rows;
+}
+
+// y = x W^T + b over `rows` rows (y += ... with accumulate: the residual add).
+void RunLinear(kernels::Backend backend, const DeviceMatrix& weight, const float* bias,
+               const float* x, int64_t x_stride, int rows, float* y, int64_t y_stride,
+               bool accumulate) {
+  kernels::LinearParams params;
+  params.x = x;
+  params.x_stride = x_stride;
+  params.rows = rows;
+  params.in_features = weight.cols;
+  params.weight = weight.buffer.data();
+  params.weight_dtype = weight.dtype;
+  params.out_features = weight.rows;
+  params.bias = bias;
+  params.y = y;
+  params.y_stride = y_stride;
+  params.accumulate = accumulate;
+  kernels::LaunchLinear(backend, params);
+}
+
+void RunLinear(kernels::Backend backend, const LinearWeights& linear, const float* x,
+               int64_t x_stride, int rows, float* y, int64_t y_stride, bool accumulate) {
+  RunLinear(backend, linear.weight, linear.bias.as<float>(), x, x_stride, rows, y, y_stride,
+            accumulate);
+}
+
+void RunLayerNorm(kernels::Backend backend, const NormWeights& norm, float eps, const float* x,
+                  float* y, int rows, int dim) {
+  kernels::LayerNormParams params;
+  params.x = x;
+  params.x_stride = dim;
+  params.gamma = norm.gamma.as<float>();
+  params.beta = norm.beta.as<float>();
+  params.y = y;
+  params.y_stride = dim;
+  params.rows = rows;
+  params.dim = dim;
+  params.eps = eps;
+  kernels::LaunchLayerNorm(backend, params);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<TransformerModel>> TransformerModel::Create(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file) {
+  SLOTSERVE_ASSIGN_OR_RETURN(TransformerWeights weights,
+                             LoadTransformerWeights(config, backend, file));
+  return std::unique_ptr<TransformerModel>(
+      new TransformerModel(config, backend, std::move(weights)));
+}
+
+TransformerModel::TransformerModel(const ModelConfig& config, kernels::Backend backend,
+                                   TransformerWeights weights)
+    : config_(config),
+      backend_(backend),
+      weights_(std::move(weights)),
+      state_floats_per_layer_(AttentionStateFloatsPerLayer(config)),
+      scratch_(backend, ScratchWidths{.model = config.d_model,
+                                      .projections = FusedProjectionWidth(weights_),
+                                      .ffn = config.d_ffn,
+                                      .vocab = config.vocab_size}) {}
+
+int64_t TransformerModel::state_bytes_per_request() const {
+  return state_floats_per_layer_ * config_.n_layers * static_cast<int64_t>(sizeof(float));
+}
+
+int32_t TransformerModel::max_positions() const {
+  if (config_.attention.kind == AttentionKind::kSoftmax) return config_.attention.max_context;
+  // Bounded only by the position fed to the embedding staying an int32.
+  return std::numeric_limits<int32_t>::max() - config_.position_offset;
+}
+
+absl::StatusOr<std::unique_ptr<StateArena>> TransformerModel::AllocateStates(int num_slots) const {
+  if (num_slots <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AllocateStates: num_slots must be > 0, got ", num_slots));
+  }
+  const int64_t floats_per_slot = state_floats_per_layer_ * config_.n_layers;
+  const size_t bytes = static_cast<size_t>(num_slots) * floats_per_slot * sizeof(float);
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer buffer,
+                             kernels::DeviceBuffer::Allocate(backend_, bytes));
+  kernels::FillZero(backend_, buffer.data(), bytes);
+  kernels::Synchronize(backend_);
+  return std::make_unique<StateArena>(backend_, num_slots, floats_per_slot, std::move(buffer));
+}
+
+absl::Status TransformerModel::CheckArena(const StateArena& states, const char* call) const {
+  if (states.backend() != backend_ ||
+      states.floats_per_slot() != state_floats_per_layer_ * config_.n_layers) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        call, ": the state arena was not allocated by this model (", states.floats_per_slot(),
+        " floats per slot on ", kernels::BackendName(states.backend()), ", expected ",
+        state_floats_per_layer_ * config_.n_layers, " on ", kernels::BackendName(backend_), ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TransformerModel::CheckTokens(std::span<const int32_t> tokens,
+                                           const char* call) const {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat(call, ": token ", tokens[i], " at index ", i,
+                                                     " is outside the vocabulary [0, ",
+                                                     config_.vocab_size, ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TransformerModel::Prefill(StateArena& states, int slot,
+                                       std::span<const int32_t> tokens, LogitsWanted wanted,
+                                       std::span<float> logits) {
+  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, "Prefill"));
+  if (slot < 0 || slot >= states.num_slots()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Prefill: slot ", slot, " is outside the state arena [0, ", states.num_slots(), ")"));
+  }
+  if (tokens.empty()) return absl::InvalidArgumentError("Prefill: no tokens to feed");
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, "Prefill"));
+  const int64_t vocab = config_.vocab_size;
+  const bool every_logit = wanted == LogitsWanted::kEveryToken;
+  const int64_t expected_logits = every_logit ? static_cast<int64_t>(tokens.size()) * vocab : vocab;
+  if (static_cast<int64_t>(logits.size()) != expected_logits) {
+    return absl::InvalidArgumentError(absl::StrCat("Prefill: logits holds ", logits.size(),
+                                                   " floats, expected ", expected_logits));
+  }
+  const int64_t start = states.position(slot);
+  if (start + static_cast<int64_t>(tokens.size()) > max_positions()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Prefill: slot ", slot, " is at position ", start, " and cannot take ", tokens.size(),
+        " more tokens: this model holds at most ", max_positions(), " positions per request"));
+  }
+  for (size_t first = 0; first < tokens.size(); first += kMaxRowsPerPass) {
+    const size_t rows = std::min<size_t>(kMaxRowsPerPass, tokens.size() - first);
+    const bool last_pass = first + rows == tokens.size();
+    std::span<float> pass_logits =
+        every_logit ? logits.subspan(first * vocab, rows * vocab) : logits;
+    SLOTSERVE_RETURN_IF_ERROR(PrefillPass(states, slot, tokens.subspan(first, rows), every_logit,
+                                          !every_logit && last_pass, pass_logits));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TransformerModel::PrefillPass(StateArena& states, int slot,
+                                           std::span<const int32_t> tokens, bool every_logit,
+                                           bool last_logit, std::span<float> logits) {
+  const int rows = static_cast<int>(tokens.size());
+  SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, every_logit ? rows : 1));
+  const int32_t start = states.position(slot);
+  std::vector<int32_t> embed_positions(rows);
+  for (int i = 0; i < rows; ++i) embed_positions[i] = start + i + config_.position_offset;
+  kernels::CopyHostToDevice(backend_, scratch_.tokens(), tokens.data(), tokens.size_bytes());
+  kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), embed_positions.data(),
+                            embed_positions.size() * sizeof(int32_t));
+
+  kernels::PrefillTarget target;
+  target.state.pool = states.device_data();
+  target.state.slot_stride = states.floats_per_slot();
+  target.slot = slot;
+  target.start_position = start;
+  RunBlocks(rows,
+            [&](const AttentionLayer& attention, const AttentionIo& io, int64_t layer_offset) {
+              target.state.layer_offset = layer_offset;
+              attention.Prefill(io, target);
+            });
+  if (every_logit) {
+    ComputeLogits(0, rows, logits);
+  } else if (last_logit) {
+    ComputeLogits(rows - 1, 1, logits);
+  }
+  kernels::Synchronize(backend_);
+  states.set_position(slot, start + rows);
+  return absl::OkStatus();
+}
+
+absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t> slots,
+                                    std::span<const int32_t> tokens, std::span<float> logits) {
+  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, "Step"));
+  if (slots.empty()) return absl::InvalidArgumentError("Step: no requests to step");
+  if (tokens.size() != slots.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("Step: ", tokens.size(), " tokens for ",
+                                                   slots.size(), " slots, expected one each"));
+  }
+  const int64_t vocab = config_.vocab_size;
+  if (static_cast<int64_t>(logits.size()) != static_cast<int64_t>(slots.size()) * vocab) {
+    return absl::InvalidArgumentError(absl::StrCat("Step: logits holds ", logits.size(),
+                                                   " floats, expected ", slots.size() * vocab));
+  }
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, "Step"));
+  std::unordered_set<int32_t> seen_slots;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const int32_t slot = slots[i];
+    if (slot < 0 || slot >= states.num_slots()) {
+      return absl::InvalidArgumentError(absl::StrCat("Step: slot ", slot, " at index ", i,
+                                                     " is outside the state arena [0, ",
+                                                     states.num_slots(), ")"));
+    }
+    if (!seen_slots.insert(slot).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Step: slot ", slot, " appears more than once; slots must be distinct"));
+    }
+    if (states.position(slot) >= max_positions()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Step: slot ", slot, " is at position ", states.position(slot),
+                       " and cannot take another token: this model holds at most ", max_positions(),
+                       " positions per request"));
+    }
+  }
+
+  const int rows = static_cast<int>(slots.size());
+  SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, rows));
+  std::vector<int32_t> positions(rows);
+  std::vector<int32_t> embed_positions(rows);
+  for (int i = 0; i < rows; ++i) {
+    positions[i] = states.position(slots[i]);
+    embed_positions[i] = positions[i] + config_.position_offset;
+  }
+  const size_t index_bytes = static_cast<size_t>(rows) * sizeof(int32_t);
+  kernels::CopyHostToDevice(backend_, scratch_.tokens(), tokens.data(), index_bytes);
+  kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), embed_positions.data(),
+                            index_bytes);
+  kernels::CopyHostToDevice(backend_, scratch_.slots(), slots.data(), index_bytes);
+  kernels::CopyHostToDevice(backend_, scratch_.positions(), positions.data(), index_bytes);
+
+  kernels::StepTarget target;
+  target.state.pool = states.device_data();
+  target.state.slot_stride = states.floats_per_slot();
+  target.slots = scratch_.slots();
+  target.positions = scratch_.positions();
+  RunBlocks(rows,
+            [&](const AttentionLayer& attention, const AttentionIo& io, int64_t layer_offset) {
+              target.state.layer_offset = layer_offset;
+              attention.Step(io, target);
+            });
+  ComputeLogits(0, rows, logits);
+  kernels::Synchronize(backend_);
+  for (int i = 0; i < rows; ++i) states.set_position(slots[i], positions[i] + 1);
+  return absl::OkStatus();
+}
+
+void TransformerModel::RunBlocks(int rows, const AttendFn& attend) {
+  const int width = config_.d_model;
+  float* hidden = scratch_.hidden();
+  float* normed = scratch_.normed();
+
+  kernels::EmbeddingParams embedding;
+  embedding.table = weights_.tok_embed.buffer.data();
+  embedding.table_dtype = weights_.tok_embed.dtype;
+  embedding.vocab = config_.vocab_size;
+  embedding.dim = width;
+  embedding.tokens = scratch_.tokens();
+  embedding.rows = rows;
+  embedding.scale = config_.embed_scale;
+  embedding.out = hidden;
+  embedding.out_stride = width;
+  kernels::LaunchEmbedding(backend_, embedding);
+  if (config_.sinusoidal_positions) {
+    kernels::AddPositionsParams positions;
+    positions.x = hidden;
+    positions.stride = width;
+    positions.positions = scratch_.embed_positions();
+    positions.rows = rows;
+    positions.dim = width;
+    kernels::LaunchAddPositions(backend_, positions);
+  }
+
+  const int projection_width = scratch_.widths().projections;
+  for (size_t layer = 0; layer < weights_.blocks.size(); ++layer) {
+    const BlockWeights& block = weights_.blocks[layer];
+    // h = h + o_proj(attn(attn_norm(h)))
+    RunLayerNorm(backend_, block.attn_norm, config_.norm_eps, hidden, normed, rows, width);
+    RunLinear(backend_, block.input_projection, normed, width, rows, scratch_.projections(),
+              projection_width, /*accumulate=*/false);
+    AttentionIo io;
+    io.rows = rows;
+    io.projections = scratch_.projections();
+    io.stride = projection_width;
+    io.out = scratch_.attention();
+    io.out_stride = width;
+    attend(*block.attention, io, static_cast<int64_t>(layer) * state_floats_per_layer_);
+    RunLinear(backend_, block.o_proj, scratch_.attention(), width, rows, hidden, width,
+              /*accumulate=*/true);
+    // h = h + down(act(up(ffn_norm(h))))
+    RunLayerNorm(backend_, block.ffn_norm, config_.norm_eps, hidden, normed, rows, width);
+    RunLinear(backend_, block.up, normed, width, rows, scratch_.ffn(), config_.d_ffn,
+              /*accumulate=*/false);
+    kernels::ActivationParams activation;
+    activation.x = scratch_.ffn();
+    activation.stride = config_.d_ffn;
+    activation.rows = rows;
+    activation.cols = config_.d_ffn;
+    activation.activation = config_.gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu;
+    kernels::LaunchActivation(backend_, activation);
+    RunLinear(backend_, block.down, scratch_.ffn(), config_.d_ffn, rows, hidden, width,
+              /*accumulate=*/true);
+  }
+}
+
+void TransformerModel::ComputeLogits(int first_row, int rows, std::span<float> logits) {
+  const int width = config_.d_model;
+  const float* hidden = scratch_.hidden() + static_cast<int64_t>(first_row) * width;
+  RunLayerNorm(backend_, weights_.final_norm, config_.norm_eps, hidden, scratch_.normed(), rows,
+               width);
+  // lm_head has no bias (and is tok_embed itself when tie_embeddings).
+  RunLinear(backend_, weights_.head(), /*bias=*/nullptr, scratch_.normed(), width, rows,
+            scratch_.logits(), config_.vocab_size, /*accumulate=*/false);
+  kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes());
+}
+
+}  // namespace slotserve::models

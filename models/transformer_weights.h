@@ -1,0 +1,54 @@
+// A loaded model's weights on its backend's device, arranged for the forward pass: each
+// layer's attention input projections fused into one matrix, per-kind constants held by the
+// layer's AttentionLayer.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "kernels/backend.h"
+#include "kernels/device_memory.h"
+#include "models/attention_layer.h"
+#include "models/device_weights.h"
+#include "models/model_config.h"
+#include "models/safetensors_file.h"
+
+namespace slotserve::models {
+
+struct LinearWeights {
+  DeviceMatrix weight;         // [out, in]
+  kernels::DeviceBuffer bias;  // [out] F32
+};
+
+struct NormWeights {
+  kernels::DeviceBuffer gamma;  // [E] F32
+  kernels::DeviceBuffer beta;   // [E] F32
+};
+
+struct BlockWeights {
+  NormWeights attn_norm;
+  std::unique_ptr<AttentionLayer> attention;
+  // attention->projection_names() stacked: one GEMM gives every input of the attention kernel.
+  LinearWeights input_projection;
+  LinearWeights o_proj;
+  NormWeights ffn_norm;
+  LinearWeights up;
+  LinearWeights down;
+};
+
+struct TransformerWeights {
+  DeviceMatrix tok_embed;  // [V, E]
+  std::vector<BlockWeights> blocks;
+  NormWeights final_norm;
+  DeviceMatrix lm_head;  // [V, E]; empty when tie_embeddings
+
+  const DeviceMatrix& head() const { return lm_head.rows > 0 ? lm_head : tok_embed; }
+};
+
+// `file` must already have passed CheckWeights(config, file).
+absl::StatusOr<TransformerWeights> LoadTransformerWeights(const ModelConfig& config,
+                                                          kernels::Backend backend,
+                                                          const SafetensorsFile& file);
+
+}  // namespace slotserve::models
