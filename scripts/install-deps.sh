@@ -12,6 +12,14 @@ packages=(
   bible-kjv bible-kjv-text
 )
 
+# Deploy checks (tests/deploy): yamllint, promtool (prometheus), the Compose schema
+# (docker-compose), Kubernetes models (python3-kubernetes), plus npm-only linters when npm
+# is present. The image's build stage sets SLOTSERVE_SKIP_DEPLOY_CHECKS=1: it runs no tests.
+if [ "${SLOTSERVE_SKIP_DEPLOY_CHECKS:-0}" != 1 ]; then
+  packages+=(yamllint prometheus docker-compose python3-yaml python3-kubernetes)
+  "$(dirname "$0")/../tests/deploy/node-tools/install.sh" || true
+fi
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Builds the slotserve container image without a Docker daemon or registry, then proves the
+# runtime stage is complete by running the binaries inside the image's file system.
+#
+#   1. debootstrap --variant=minbase bookworm (cached under /var/tmp) and import it into
+#      podman as docker.io/library/debian:bookworm and :bookworm-slim (the Dockerfile's
+#      default bases; minbase is what -slim is, less the docs and locales it strips);
+#   2. podman build --pull=never --isolation=chroot -t slotserve .
+#   3. podman create + podman export into a folder, then chroot into it as the image's user
+#      and run slotserve-server --help and slotserve-cli --help (podman run is not available
+#      on these machines).
+#
+# Needs root, podman and debootstrap (apt-get install podman debootstrap), network access to a
+# Debian mirror, and time: the build stage compiles the whole project. Not part of CI.
+# Usage: scripts/build-image.sh [extra podman build arguments...]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cache=${SLOTSERVE_IMAGE_CACHE:-/var/tmp/slotserve-image}
+image=${SLOTSERVE_IMAGE:-slotserve}
+mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+for tool in podman debootstrap; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "build-image: $tool not found; apt-get install podman debootstrap" >&2
+    exit 1
+  fi
+done
+mkdir -p "$cache"
+
+# 1. The base images, from Debian's own archive.
+rootfs=$cache/bookworm-minbase
+if [ ! -f "$rootfs/.complete" ]; then
+  rm -rf "$rootfs"
+  debootstrap --variant=minbase bookworm "$rootfs" "$mirror"
+  touch "$rootfs/.complete"
+fi
+if ! podman image exists docker.io/library/debian:bookworm; then
+  tar -C "$rootfs" --exclude=./.complete -c . |
+    podman import --change 'CMD ["bash"]' - docker.io/library/debian:bookworm
+fi
+podman tag docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim
+
+# 2. The image itself.
+podman build --pull=never --isolation=chroot --layers -t "$image" "$@" "$root"
+
+# 3. Run the binaries in the exported runtime file system, as the image's user.
+export_dir=$cache/export
+rm -rf "$export_dir"
+mkdir -p "$export_dir"
+container=$(podman create "$image")
+trap 'podman rm -f "$container" >/dev/null 2>&1 || true' EXIT
+podman export "$container" | tar -C "$export_dir" -x
+user=$(podman image inspect --format '{{.Config.User}}' "$image")
+echo "build-image: image user $user"
+for binary in slotserve-server slotserve-cli; do
+  if chroot "$export_dir" ldd "/usr/local/bin/$binary" | grep 'not found'; then
+    echo "build-image: $binary has unresolved shared libraries in the image" >&2
+    exit 1
+  fi
+  log=$cache/$binary-help.txt
+  echo "build-image: chroot --userspec=$user $export_dir /usr/local/bin/$binary --help"
+  status=0
+  chroot --userspec="$user" "$export_dir" "/usr/local/bin/$binary" --help > "$log" 2>&1 ||
+    status=$?
+  # Usage output and exit 0 or 1 (absl's --help exits 1) means the binary loaded and ran;
+  # a missing library is exit 127 with a loader message instead.
+  if [ "$status" -gt 1 ] || ! grep -q -- '--' "$log"; then
+    cat "$log" >&2
+    echo "build-image: $binary --help failed in the image (exit $status)" >&2
+    exit 1
+  fi
+  echo "build-image: $binary --help: exit $status, $(wc -l < "$log") lines of usage"
+done
+podman image ls "$image"
