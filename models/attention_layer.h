@@ -42,6 +42,57 @@ class AttentionLayer {
   virtual void Step(const AttentionIo& io, const kernels::StepTarget& target) const = 0;
 };
 
+// An AttentionLayer that runs one kernel pair (prefill, step) taking `Params`. Subclasses say
+// how to fill the kind-specific fields; the fields every attention kernel shares (rows, heads,
+// head_dim, q/k/v at columns 0, E, 2E of the fused projection, in_stride, out) are filled here.
+template <typename Params,
+          void (*kLaunchPrefill)(kernels::Backend, const Params&, const kernels::PrefillTarget&,
+                                 kernels::Stream),
+          void (*kLaunchStep)(kernels::Backend, const Params&, const kernels::StepTarget&,
+                              kernels::Stream)>
+class KernelAttentionLayer : public AttentionLayer {
+ public:
+  KernelAttentionLayer(const ModelConfig& config, kernels::Backend backend,
+                       std::vector<std::string> projection_names)
+      : config_(config), backend_(backend), projection_names_(std::move(projection_names)) {}
+
+  const std::vector<std::string>& projection_names() const final { return projection_names_; }
+
+  void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const final {
+    kLaunchPrefill(backend_, MakeParams(io), target, nullptr);
+  }
+  void Step(const AttentionIo& io, const kernels::StepTarget& target) const final {
+    kLaunchStep(backend_, MakeParams(io), target, nullptr);
+  }
+
+ protected:
+  // Sets the kind's own fields of `params` (the shared ones are already set).
+  virtual void FillKindParams(const AttentionIo& io, Params& params) const = 0;
+
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  Params MakeParams(const AttentionIo& io) const {
+    const int width = config_.d_model;
+    Params params;
+    params.rows = io.rows;
+    params.heads = config_.n_heads;
+    params.head_dim = config_.head_dim();
+    params.q = io.projections;
+    params.k = io.projections + width;
+    params.v = io.projections + 2 * width;
+    params.in_stride = io.stride;
+    params.out = io.out;
+    params.out_stride = io.out_stride;
+    FillKindParams(io, params);
+    return params;
+  }
+
+  ModelConfig config_;
+  kernels::Backend backend_;
+  std::vector<std::string> projection_names_;
+};
+
 // Floats of one layer's state for one request (DESIGN §3; the position lives in StateArena).
 int64_t AttentionStateFloatsPerLayer(const ModelConfig& config);
 

@@ -12,51 +12,30 @@
 namespace slotserve::models {
 namespace {
 
-class LunaAttentionLayer final : public AttentionLayer {
+class LunaAttentionLayer final
+    : public KernelAttentionLayer<kernels::LunaParams, kernels::LaunchLunaPrefill,
+                                  kernels::LaunchLunaStep> {
  public:
   LunaAttentionLayer(const ModelConfig& config, kernels::Backend backend, kernels::DeviceBuffer pq)
-      : backend_(backend),
-        config_(config),
-        pq_(std::move(pq)),
-        names_(config.attention.tie_kv
-                   ? std::vector<std::string>{"q_proj", "k_proj", "pc_proj"}
-                   : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "pc_proj"}) {}
-
-  const std::vector<std::string>& projection_names() const override { return names_; }
-
-  void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const override {
-    kernels::LaunchLunaPrefill(backend_, Params(io), target);
-  }
-  void Step(const AttentionIo& io, const kernels::StepTarget& target) const override {
-    kernels::LaunchLunaStep(backend_, Params(io), target);
-  }
+      : KernelAttentionLayer(
+            config, backend,
+            config.attention.tie_kv
+                ? std::vector<std::string>{"q_proj", "k_proj", "pc_proj"}
+                : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "pc_proj"}),
+        pq_(std::move(pq)) {}
 
  private:
-  kernels::LunaParams Params(const AttentionIo& io) const {
-    const AttentionConfig& attention = config_.attention;
-    const int width = config_.d_model;
-    kernels::LunaParams params;
-    params.rows = io.rows;
-    params.heads = config_.n_heads;
-    params.head_dim = config_.head_dim();
+  void FillKindParams(const AttentionIo& io, kernels::LunaParams& params) const override {
+    const AttentionConfig& attention = config().attention;
     params.length = attention.length;
-    params.q = io.projections;
-    params.k = io.projections + width;
-    params.v = attention.tie_kv ? params.k : io.projections + 2 * width;
-    params.pc = io.projections + (attention.tie_kv ? 2 : 3) * width;
-    params.in_stride = io.stride;
+    if (attention.tie_kv) params.v = params.k;
+    params.pc = io.projections + (attention.tie_kv ? 2 : 3) * config().d_model;
     params.pq = pq_.as<float>();
     params.activation =
         attention.elu1 ? kernels::LunaActivation::kElu1 : kernels::LunaActivation::kSoftplus;
-    params.out = io.out;
-    params.out_stride = io.out_stride;
-    return params;
   }
 
-  kernels::Backend backend_;
-  ModelConfig config_;
   kernels::DeviceBuffer pq_;  // [L, E]
-  std::vector<std::string> names_;
 };
 
 }  // namespace

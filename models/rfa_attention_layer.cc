@@ -11,54 +11,32 @@
 namespace slotserve::models {
 namespace {
 
-class RfaAttentionLayer final : public AttentionLayer {
+class RfaAttentionLayer final
+    : public KernelAttentionLayer<kernels::RfaParams, kernels::LaunchRfaPrefill,
+                                  kernels::LaunchRfaStep> {
  public:
   RfaAttentionLayer(const ModelConfig& config, kernels::Backend backend,
                     kernels::DeviceBuffer projection)
-      : backend_(backend),
-        config_(config),
-        projection_(std::move(projection)),
-        names_(config.attention.gate
-                   ? std::vector<std::string>{"q_proj", "k_proj", "v_proj", "gate_proj"}
-                   : std::vector<std::string>{"q_proj", "k_proj", "v_proj"}) {}
-
-  const std::vector<std::string>& projection_names() const override { return names_; }
-
-  void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const override {
-    kernels::LaunchRfaPrefill(backend_, Params(io), target);
-  }
-  void Step(const AttentionIo& io, const kernels::StepTarget& target) const override {
-    kernels::LaunchRfaStep(backend_, Params(io), target);
-  }
+      : KernelAttentionLayer(
+            config, backend,
+            config.attention.gate
+                ? std::vector<std::string>{"q_proj", "k_proj", "v_proj", "gate_proj"}
+                : std::vector<std::string>{"q_proj", "k_proj", "v_proj"}),
+        projection_(std::move(projection)) {}
 
  private:
-  kernels::RfaParams Params(const AttentionIo& io) const {
-    const AttentionConfig& attention = config_.attention;
-    const int width = config_.d_model;
-    kernels::RfaParams params;
-    params.rows = io.rows;
-    params.heads = config_.n_heads;
-    params.head_dim = config_.head_dim();
+  void FillKindParams(const AttentionIo& io, kernels::RfaParams& params) const override {
+    const AttentionConfig& attention = config().attention;
     params.features = attention.features;
-    params.q = io.projections;
-    params.k = io.projections + width;
-    params.v = io.projections + 2 * width;
-    params.gate_logits = attention.gate ? io.projections + 3 * width : nullptr;
-    params.in_stride = io.stride;
+    params.gate_logits = attention.gate ? io.projections + 3 * config().d_model : nullptr;
     params.projection = projection_.as<float>();
     params.feature_scale = attention.feature_scale;
     params.eps = attention.eps;
     params.norm_eps = attention.norm_eps;
     params.interleave = attention.interleave;
-    params.out = io.out;
-    params.out_stride = io.out_stride;
-    return params;
   }
 
-  kernels::Backend backend_;
-  ModelConfig config_;
   kernels::DeviceBuffer projection_;  // W~ [H, D, d]
-  std::vector<std::string> names_;
 };
 
 }  // namespace
