@@ -1,0 +1,149 @@
+// CUDA ABC (DESIGN §3; state layout in kernels/abc_attention.h). One block per (token, head):
+//   1. threads over the M slots: new running max, decay c, weight w, z' = c z + w;
+//   2. a warp per slot row: K~ = c K~ + w k, and its score (K~ q) / z' / sqrt(d);
+//   3. softmax over the M scores, each divided by z' so that V~ needs no division;
+//   4. V~ = c V~ + w v fused with out = sum_i a_i V~_i (column sums).
+// Step: grid (heads, requests), each request's state gathered by its slot. Prefill: grid
+// (heads), the block scans the chunk's tokens in order.
+#include <cmath>
+
+#include "kernels/abc_attention.h"
+#include "kernels/cuda/recurrent_head.cuh"
+
+namespace slotserve::kernels {
+namespace {
+
+using cuda::kWarpSize;
+
+struct AbcShared {
+  float* q;        // [d]
+  float* k;        // [d]
+  float* v;        // [d]
+  float* decay;    // [M]
+  float* weight;   // [M]
+  float* inv_z;    // [M]
+  float* score;    // [M], then attention weights / z
+  float* partial;  // [blockDim]
+  float* scratch;  // [32]
+
+  __device__ AbcShared(float* base, int d, int slots) {
+    q = base;
+    k = q + d;
+    v = k + d;
+    decay = v + d;
+    weight = decay + slots;
+    inv_z = weight + slots;
+    score = inv_z + slots;
+    partial = score + slots;
+    scratch = partial + blockDim.x;
+  }
+};
+
+std::size_t AbcSharedBytes(const AbcParams& p, int threads) {
+  return sizeof(float) * (3 * p.head_dim + 4 * p.slots + threads + kWarpSize);
+}
+
+// Absorbs input row `row` into one head's state and writes that head's output.
+__device__ void AbcHeadToken(const AbcParams& p, int row, int h, float* head_state,
+                             AbcShared& shared) {
+  const int d = p.head_dim;
+  const int slots = p.slots;
+  float* key_sum = head_state;             // K~ [M x d]
+  float* value_sum = key_sum + slots * d;  // V~ [M x d]
+  float* z = value_sum + slots * d;        // [M]
+  float* running_max = z + slots;          // [M]
+  const int64_t in_row = static_cast<int64_t>(row) * p.in_stride;
+
+  __syncthreads();  // shared inputs of the previous token (prefill) are no longer read
+  cuda::LoadScaled(p.q + in_row + h * d, d, 1.0f, shared.q);
+  cuda::LoadScaled(p.k + in_row + h * d, d, 1.0f, shared.k);
+  cuda::LoadScaled(p.v + in_row + h * d, d, 1.0f, shared.v);
+  const float* logits = p.slot_logits + in_row + static_cast<int64_t>(h) * slots;
+  for (int i = threadIdx.x; i < slots; i += blockDim.x) {
+    const float s = logits[i];
+    const float old_z = z[i];
+    // An empty slot (z == 0) has running max -inf: its old contents get weight 0.
+    const bool empty = old_z == 0.0f;
+    const float new_max = empty ? s : fmaxf(running_max[i], s);
+    const float decay = empty ? 0.0f : expf(running_max[i] - new_max);
+    const float weight = expf(s - new_max);
+    const float new_z = decay * old_z + weight;
+    z[i] = new_z;
+    running_max[i] = new_max;
+    shared.decay[i] = decay;
+    shared.weight[i] = weight;
+    shared.inv_z[i] = 1.0f / new_z;
+  }
+  __syncthreads();
+
+  const int lane = threadIdx.x % kWarpSize;
+  const int warps = blockDim.x / kWarpSize;
+  const float score_scale = rsqrtf(static_cast<float>(d));
+  for (int i = threadIdx.x / kWarpSize; i < slots; i += warps) {
+    const float decay = shared.decay[i];
+    const float weight = shared.weight[i];
+    float* key_row = key_sum + static_cast<int64_t>(i) * d;
+    float dot = 0.0f;
+    for (int j = lane; j < d; j += kWarpSize) {
+      const float updated = decay * key_row[j] + weight * shared.k[j];
+      key_row[j] = updated;
+      dot += updated * shared.q[j];
+    }
+    dot = cuda::WarpSum(dot);
+    if (lane == 0) shared.score[i] = dot * shared.inv_z[i] * score_scale;
+  }
+  cuda::BlockSoftmax(shared.score, slots, shared.scratch);
+  for (int i = threadIdx.x; i < slots; i += blockDim.x) shared.score[i] *= shared.inv_z[i];
+
+  float* out = p.out + static_cast<int64_t>(row) * p.out_stride + h * d;
+  cuda::UpdateRowsAndReduceColumns(
+      value_sum, slots, d, shared.score,
+      [&](int i, int j, float old) {
+        return shared.decay[i] * old + shared.weight[i] * shared.v[j];
+      },
+      [&](int j, float sum) { out[j] = sum; }, shared.partial);
+}
+
+__global__ void AbcStepKernel(AbcParams p, StepTarget target, int64_t head_floats) {
+  extern __shared__ float shared_memory[];
+  AbcShared shared(shared_memory, p.head_dim, p.slots);
+  const int h = blockIdx.x;
+  const int row = blockIdx.y;
+  float* head_state = cuda::LayerStateOf(target.state, target.slots[row]) + h * head_floats;
+  AbcHeadToken(p, row, h, head_state, shared);
+}
+
+__global__ void AbcPrefillKernel(AbcParams p, PrefillTarget target, int64_t head_floats) {
+  extern __shared__ float shared_memory[];
+  AbcShared shared(shared_memory, p.head_dim, p.slots);
+  const int h = blockIdx.x;
+  float* head_state = cuda::LayerStateOf(target.state, target.slot) + h * head_floats;
+  for (int row = 0; row < p.rows; ++row) AbcHeadToken(p, row, h, head_state, shared);
+}
+
+int64_t AbcHeadFloats(const AbcParams& p) { return 2LL * p.slots * p.head_dim + 2LL * p.slots; }
+
+}  // namespace
+
+template <>
+void LaunchAbcPrefill<Backend::kCuda>(const AbcParams& p, const PrefillTarget& target,
+                                      Stream stream) {
+  if (p.rows == 0) return;
+  const std::size_t shared_bytes = AbcSharedBytes(p, cuda::kPrefillThreads);
+  cuda::AllowSharedMemory(AbcPrefillKernel, shared_bytes);
+  AbcPrefillKernel<<<p.heads, cuda::kPrefillThreads, shared_bytes, cuda::AsCudaStream(stream)>>>(
+      p, target, AbcHeadFloats(p));
+  SLOTSERVE_CUDA_CHECK_LAUNCH();
+}
+
+template <>
+void LaunchAbcStep<Backend::kCuda>(const AbcParams& p, const StepTarget& target, Stream stream) {
+  if (p.rows == 0) return;
+  const std::size_t shared_bytes = AbcSharedBytes(p, cuda::kStepThreads);
+  cuda::AllowSharedMemory(AbcStepKernel, shared_bytes);
+  AbcStepKernel<<<dim3(p.heads, p.rows), cuda::kStepThreads, shared_bytes,
+                  cuda::AsCudaStream(stream)>>>(p, target, AbcHeadFloats(p));
+  SLOTSERVE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace slotserve::kernels

@@ -1,0 +1,157 @@
+// CUDA linear through cuBLAS, y = x W^T + b (+ y), with W in PyTorch's [out, in] layout.
+//
+// Row-major y [rows, out] is column-major y^T [out, rows], so every call is the column-major
+// GEMM  y^T = W^T(op T on the column-major [in, out] view of W) * x^T.
+//
+// F32 weights: one cublasGemmEx in full fp32 (CUBLAS_COMPUTE_32F, no TF32), beta = 1 when
+// accumulating, then a bias kernel.
+//
+// F16/BF16 weights: cuBLAS has no GEMM that mixes 16-bit weights with fp32 activations, and
+// rounding x to 16 bits would cost ~1e-3 (F16) or ~4e-3 (BF16) relative error. Instead x is
+// split as x = hi + lo with hi = round16(x) and lo = round16(x - hi), both stacked as 2*rows
+// columns of ONE tensor-core GEMM (the weights are read once, which is what bounds decode),
+// and an epilogue adds the two halves, the bias and the residual: y = W.hi + W.lo + b (+ y).
+// That keeps about 22 (F16) or 16 (BF16) bits of x, so the result matches the fp32 reference
+// to ~1e-6 relative while the weights stay 16-bit in memory. F16 needs |x| < 65504.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cuda/cublas_context.cuh"
+#include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/launch_shape.cuh"
+#include "kernels/cuda/stream_scratch.cuh"
+#include "kernels/linear.h"
+
+namespace slotserve::kernels {
+namespace {
+
+// Bound on the scratch of the 16-bit path; larger inputs are processed in row chunks.
+constexpr std::size_t kMaxScratchBytes = 64u << 20;
+
+__global__ void AddBiasKernel(float* __restrict__ y, int64_t y_stride,
+                              const float* __restrict__ bias, int rows, int out_features) {
+  const int64_t count = static_cast<int64_t>(rows) * out_features;
+  for (int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; index < count;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = index / out_features;
+    const int o = static_cast<int>(index % out_features);
+    y[row * y_stride + o] += bias[o];
+  }
+}
+
+template <typename T>
+__device__ __forceinline__ T Narrow(float value);
+template <>
+__device__ __forceinline__ __half Narrow(float value) {
+  return __float2half_rn(value);
+}
+template <>
+__device__ __forceinline__ __nv_bfloat16 Narrow(float value) {
+  return __float2bfloat16_rn(value);
+}
+__device__ __forceinline__ float Widen(__half value) { return __half2float(value); }
+__device__ __forceinline__ float Widen(__nv_bfloat16 value) { return __bfloat162float(value); }
+
+// split[r] = round16(x[r]), split[rows + r] = round16(x[r] - split[r]); both [in] contiguous.
+template <typename T>
+__global__ void SplitActivationsKernel(const float* __restrict__ x, int64_t x_stride, int rows,
+                                       int in_features, T* __restrict__ split) {
+  const int64_t count = static_cast<int64_t>(rows) * in_features;
+  for (int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; index < count;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = index / in_features;
+    const int i = static_cast<int>(index % in_features);
+    const float value = x[row * x_stride + i];
+    const T high = Narrow<T>(value);
+    split[index] = high;
+    split[count + index] = Narrow<T>(value - Widen(high));
+  }
+}
+
+// y[r, o] = partial[r, o] + partial[rows + r, o] + bias[o] (+ y[r, o]).
+__global__ void CombineHalvesKernel(const float* __restrict__ partial, int rows, int out_features,
+                                    const float* __restrict__ bias, bool accumulate,
+                                    float* __restrict__ y, int64_t y_stride) {
+  const int64_t count = static_cast<int64_t>(rows) * out_features;
+  for (int64_t index = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; index < count;
+       index += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t row = index / out_features;
+    const int o = static_cast<int>(index % out_features);
+    float value = partial[index] + partial[count + index];
+    if (bias != nullptr) value += bias[o];
+    float* target = y + row * y_stride + o;
+    if (accumulate) value += *target;
+    *target = value;
+  }
+}
+
+void LinearF32(const LinearParams& p, cudaStream_t stream) {
+  const cublasHandle_t handle = cuda::CublasHandleOn(stream);
+  const float alpha = 1.0f;
+  const float beta = p.accumulate ? 1.0f : 0.0f;
+  SLOTSERVE_CUBLAS_CHECK(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, p.out_features, p.rows,
+                                      p.in_features, &alpha, p.weight, CUDA_R_32F, p.in_features,
+                                      p.x, CUDA_R_32F, p.x_stride, &beta, p.y, CUDA_R_32F,
+                                      p.y_stride, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+  if (p.bias != nullptr) {
+    const int64_t count = static_cast<int64_t>(p.rows) * p.out_features;
+    AddBiasKernel<<<cuda::ElementwiseBlocks(count), cuda::kElementwiseThreads, 0, stream>>>(
+        p.y, p.y_stride, p.bias, p.rows, p.out_features);
+    SLOTSERVE_CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <typename T>
+void Linear16(const LinearParams& p, cudaDataType_t weight_type, cudaStream_t stream) {
+  const std::size_t bytes_per_row = 2 * sizeof(T) * static_cast<std::size_t>(p.in_features) +
+                                    2 * sizeof(float) * static_cast<std::size_t>(p.out_features);
+  const int chunk_rows = static_cast<int>(std::clamp<std::size_t>(
+      kMaxScratchBytes / bytes_per_row, 1, static_cast<std::size_t>(p.rows)));
+  const std::size_t split_bytes =
+      (2 * sizeof(T) * static_cast<std::size_t>(chunk_rows) * p.in_features + 255) / 256 * 256;
+  char* scratch = static_cast<char*>(cuda::StreamScratch(
+      stream,
+      split_bytes + 2 * sizeof(float) * static_cast<std::size_t>(chunk_rows) * p.out_features));
+  T* split = reinterpret_cast<T*>(scratch);
+  float* partial = reinterpret_cast<float*>(scratch + split_bytes);
+  const cublasHandle_t handle = cuda::CublasHandleOn(stream);
+  const float alpha = 1.0f;
+  const float beta = 0.0f;
+  for (int first = 0; first < p.rows; first += chunk_rows) {
+    const int rows = std::min(chunk_rows, p.rows - first);
+    const int64_t inputs = static_cast<int64_t>(rows) * p.in_features;
+    SplitActivationsKernel<T>
+        <<<cuda::ElementwiseBlocks(inputs), cuda::kElementwiseThreads, 0, stream>>>(
+            p.x + first * p.x_stride, p.x_stride, rows, p.in_features, split);
+    SLOTSERVE_CUDA_CHECK_LAUNCH();
+    SLOTSERVE_CUBLAS_CHECK(cublasGemmEx(
+        handle, CUBLAS_OP_T, CUBLAS_OP_N, p.out_features, 2 * rows, p.in_features, &alpha, p.weight,
+        weight_type, p.in_features, split, weight_type, p.in_features, &beta, partial, CUDA_R_32F,
+        p.out_features, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    const int64_t outputs = static_cast<int64_t>(rows) * p.out_features;
+    CombineHalvesKernel<<<cuda::ElementwiseBlocks(outputs), cuda::kElementwiseThreads, 0, stream>>>(
+        partial, rows, p.out_features, p.bias, p.accumulate, p.y + first * p.y_stride, p.y_stride);
+    SLOTSERVE_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
+template <>
+void LaunchLinear<Backend::kCuda>(const LinearParams& p, Stream stream) {
+  if (p.rows == 0 || p.out_features == 0) return;
+  const cudaStream_t s = cuda::AsCudaStream(stream);
+  switch (p.weight_dtype) {
+    case DType::kF32:
+      return LinearF32(p, s);
+    case DType::kF16:
+      return Linear16<__half>(p, CUDA_R_16F, s);
+    case DType::kBF16:
+      return Linear16<__nv_bfloat16>(p, CUDA_R_16BF, s);
+  }
+}
+
+}  // namespace slotserve::kernels

@@ -1,0 +1,106 @@
+// Building blocks of the fused recurrent-attention kernels (ABC, RFA, Luna). Each of those
+// kernels gives one thread block one (token, head): it updates that head's state in place and
+// reads the output from it, so one launch covers a whole layer. A step launch has a block per
+// (request, head), the request's state found through its slot; a prefill launch has a block
+// per head that scans the chunk's tokens in order.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/reductions.cuh"
+#include "kernels/recurrent_state.h"
+
+namespace slotserve::kernels::cuda {
+
+constexpr int kStepThreads = 128;
+constexpr int kPrefillThreads = 256;
+
+// Start of one layer's state inside `slot`'s block of the arena.
+__device__ __forceinline__ float* LayerStateOf(const StateView& view, int32_t slot) {
+  return view.pool + static_cast<int64_t>(slot) * view.slot_stride + view.layer_offset;
+}
+
+// For a row-major matrix [rows x cols] in global memory: replaces every element m[i][j] by
+// update(i, j, m[i][j]) and, in the same pass, forms column sums
+// result_j = sum_i weight[i] * m'[i][j] of the updated matrix, handing each to store(j, sum).
+// Consecutive threads take consecutive columns (coalesced); when the block has more threads
+// than columns, groups of threads split the rows and their partial sums are added in a fixed
+// order (deterministic). `partial` is shared memory of blockDim.x floats. Begins and ends with
+// __syncthreads, so every thread of the block must call it.
+template <typename Update, typename Store>
+__device__ void UpdateRowsAndReduceColumns(float* matrix, int rows, int cols, const float* weight,
+                                           Update update, Store store, float* partial) {
+  __syncthreads();
+  const int threads = blockDim.x;
+  if (cols >= threads) {
+    for (int j = threadIdx.x; j < cols; j += threads) {
+      float sum = 0.0f;
+      for (int i = 0; i < rows; ++i) {
+        float* element = matrix + static_cast<int64_t>(i) * cols + j;
+        const float updated = update(i, j, *element);
+        *element = updated;
+        sum += weight[i] * updated;
+      }
+      store(j, sum);
+    }
+    __syncthreads();
+    return;
+  }
+  const int groups = threads / cols;
+  const int group = threadIdx.x / cols;
+  const int j = threadIdx.x % cols;
+  if (group < groups) {
+    float sum = 0.0f;
+    for (int i = group; i < rows; i += groups) {
+      float* element = matrix + static_cast<int64_t>(i) * cols + j;
+      const float updated = update(i, j, *element);
+      *element = updated;
+      sum += weight[i] * updated;
+    }
+    partial[group * cols + j] = sum;
+  }
+  __syncthreads();
+  if (threadIdx.x < cols) {
+    float sum = 0.0f;
+    for (int g = 0; g < groups; ++g) sum += partial[g * cols + threadIdx.x];
+    store(threadIdx.x, sum);
+  }
+  __syncthreads();
+}
+
+// Copies `count` floats from global to shared memory, scaled (threads stride over elements).
+__device__ __forceinline__ void LoadScaled(const float* source, int count, float scale,
+                                           float* target) {
+  for (int i = threadIdx.x; i < count; i += blockDim.x) target[i] = source[i] * scale;
+}
+
+// In-place softmax of `count` shared-memory scores (block-wide; every thread must call it).
+__device__ __forceinline__ void BlockSoftmax(float* scores, int count, float* scratch) {
+  __syncthreads();
+  float local_max = -INFINITY;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) local_max = fmaxf(local_max, scores[i]);
+  const float max_score = BlockMax(local_max, scratch);
+  float local_sum = 0.0f;
+  for (int i = threadIdx.x; i < count; i += blockDim.x) {
+    const float e = expf(scores[i] - max_score);
+    scores[i] = e;
+    local_sum += e;
+  }
+  const float inv_sum = 1.0f / BlockSum(local_sum, scratch);
+  for (int i = threadIdx.x; i < count; i += blockDim.x) scores[i] *= inv_sum;
+  __syncthreads();
+}
+
+// Dynamic shared memory above 48 KiB must be opted into per kernel.
+template <typename Kernel>
+void AllowSharedMemory(Kernel kernel, std::size_t bytes) {
+  if (bytes > (48u << 10)) {
+    SLOTSERVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(bytes)));
+  }
+}
+
+}  // namespace slotserve::kernels::cuda
