@@ -28,20 +28,20 @@ class EngineObserver {
   virtual ~EngineObserver() = default;
 
   // A request got a slot after waiting `queue_time` since Submit.
-  virtual void OnRequestAdmitted(absl::Duration queue_time) {}
+  virtual void OnRequestAdmitted(absl::Duration /*queue_time*/) {}
   // A request's first token was sampled, `time_to_first_token` after Submit.
-  virtual void OnFirstToken(absl::Duration time_to_first_token) {}
+  virtual void OnFirstToken(absl::Duration /*time_to_first_token*/) {}
   // A request sampled another token, `latency` after its previous one.
-  virtual void OnInterTokenLatency(absl::Duration latency) {}
+  virtual void OnInterTokenLatency(absl::Duration /*latency*/) {}
   // A request ended (any way, after Submit accepted it). Use OutcomeLabel(finished) for the
   // outcome label, finished.prompt_tokens / generated_tokens for the token counters and
   // finished.timings.total for the request duration.
-  virtual void OnRequestFinished(const Finished& finished) {}
+  virtual void OnRequestFinished(const Finished& /*finished*/) {}
   // One model call of an engine step: a decode step over `batch_size` requests, or one
   // prefill chunk (`batch_size` = tokens in the chunk).
-  virtual void OnStep(StepPhase phase, int batch_size, absl::Duration duration) {}
+  virtual void OnStep(StepPhase /*phase*/, int /*batch_size*/, absl::Duration /*duration*/) {}
   // Occupancy after every engine step and whenever the queue changes.
-  virtual void OnStats(const SchedulerStats& stats) {}
+  virtual void OnStats(const SchedulerStats& /*stats*/) {}
 };
 
 }  // namespace slotserve::engine

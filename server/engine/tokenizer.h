@@ -12,11 +12,9 @@
 
 #include "absl/status/statusor.h"
 
-namespace sentencepiece {
-class SentencePieceProcessor;
-}
-
 namespace slotserve::engine {
+
+class SentencePieceModel;
 
 class Tokenizer {
  public:
@@ -49,18 +47,18 @@ class Tokenizer {
 
   // The bytes a token contributes to decoded text: "▁" becomes a space, a byte-fallback
   // piece (<0xE2>) its single byte, control and unused pieces nothing, the unknown piece
-  // SentencePiece's " ⁇ ". May be an incomplete UTF-8 sequence (byte pieces).
-  std::string_view TokenBytes(int32_t id) const;
-  // Whether decoding strips the leading space of the first text a sequence produces
-  // (SentencePiece's dummy-prefix handling).
-  bool strips_leading_space() const { return strips_leading_space_; }
+  // SentencePiece's " ⁇ ". May be an incomplete UTF-8 sequence (byte pieces). Pass
+  // `at_sequence_start` when no text has been decoded before this token in its sequence:
+  // SentencePiece then drops the dummy-prefix space of a normal piece starting with "▁".
+  std::string_view TokenBytes(int32_t id, bool at_sequence_start = false) const;
 
  private:
   Tokenizer();
 
-  std::unique_ptr<sentencepiece::SentencePieceProcessor> processor_;
+  std::unique_ptr<SentencePieceModel> model_;
+  std::vector<std::string> pieces_;
   std::vector<std::string> token_bytes_;
-  bool strips_leading_space_ = true;
+  std::vector<bool> drops_space_at_start_;
 };
 
 }  // namespace slotserve::engine
