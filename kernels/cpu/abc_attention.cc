@@ -1,0 +1,85 @@
+// cpu ABC (DESIGN §3). Prefill scans the chunk head by head so one head's state (2*M*d + 2*M
+// floats, 16 KiB for M = 32, d = 64) stays in L1 across the whole chunk; step walks the B
+// requests, each at its own slot.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/abc_attention.h"
+#include "kernels/cpu/vector_ops.h"
+#include "kernels/reference/host_access.h"
+
+namespace slotserve::kernels {
+namespace {
+
+struct AbcHeadState {
+  float* key_sum;      // K~ [M x d]
+  float* value_sum;    // V~ [M x d]
+  float* z;            // [M]
+  float* running_max;  // [M]
+};
+
+AbcHeadState HeadState(const AbcParams& p, float* layer_state, int h) {
+  const int64_t block = static_cast<int64_t>(p.slots) * p.head_dim;
+  float* base = layer_state + h * (2 * block + 2LL * p.slots);
+  return {base, base + block, base + 2 * block, base + 2 * block + p.slots};
+}
+
+// Absorbs one token of head h into `state` and writes the head's output; `scores` holds M floats.
+void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state, float* scores) {
+  const int d = p.head_dim;
+  const int slots = p.slots;
+  const float* q = p.q + row * p.in_stride + h * d;
+  const float* k = p.k + row * p.in_stride + h * d;
+  const float* v = p.v + row * p.in_stride + h * d;
+  const float* logits = p.slot_logits + row * p.in_stride + h * slots;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  for (int j = 0; j < slots; ++j) {
+    const float s = logits[j];
+    float decay = 0.0f, weight = 1.0f;  // an empty slot (z == 0) simply takes the token
+    float new_max = s;
+    if (state.z[j] != 0.0f) {
+      const float old_max = state.running_max[j];
+      new_max = std::max(old_max, s);
+      decay = std::exp(old_max - new_max);
+      weight = std::exp(s - new_max);
+    }
+    state.z[j] = decay * state.z[j] + weight;
+    state.running_max[j] = new_max;
+    cpu::DecayAxpy(decay, weight, k, state.key_sum + j * d, d);
+    cpu::DecayAxpy(decay, weight, v, state.value_sum + j * d, d);
+    // K̄_j . q = (K~_j . q) / z_j
+    scores[j] = cpu::Dot(state.key_sum + j * d, q, d) * scale / state.z[j];
+  }
+  cpu::SoftmaxInPlace(scores, slots);
+  float* out = p.out + row * p.out_stride + h * d;
+  std::fill(out, out + d, 0.0f);
+  for (int j = 0; j < slots; ++j)
+    cpu::Axpy(scores[j] / state.z[j], state.value_sum + j * d, out, d);
+}
+
+}  // namespace
+
+template <>
+void LaunchAbcPrefill<Backend::kCpu>(const AbcParams& p, const PrefillTarget& target,
+                                     Stream /*stream*/) {
+  float* layer_state = host::LayerState(target.state, target.slot);
+  std::vector<float> scores(p.slots);
+  for (int h = 0; h < p.heads; ++h) {
+    const AbcHeadState state = HeadState(p, layer_state, h);
+    for (int r = 0; r < p.rows; ++r) AbcHeadToken(p, r, h, state, scores.data());
+  }
+}
+
+template <>
+void LaunchAbcStep<Backend::kCpu>(const AbcParams& p, const StepTarget& target, Stream /*stream*/) {
+  std::vector<float> scores(p.slots);
+  for (int r = 0; r < p.rows; ++r) {
+    float* layer_state = host::LayerState(target.state, target.slots[r]);
+    for (int h = 0; h < p.heads; ++h) {
+      AbcHeadToken(p, r, h, HeadState(p, layer_state, h), scores.data());
+    }
+  }
+}
+
+}  // namespace slotserve::kernels

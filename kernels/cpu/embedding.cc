@@ -1,0 +1,23 @@
+// cpu embedding lookup: scaled row copies; F16/BF16 tables are widened on the fly.
+#include "kernels/embedding.h"
+#include "kernels/cpu/vector_ops.h"
+#include "kernels/reference/host_access.h"
+
+namespace slotserve::kernels {
+
+template <>
+void LaunchEmbedding<Backend::kCpu>(const EmbeddingParams& p, Stream /*stream*/) {
+  for (int r = 0; r < p.rows; ++r) {
+    const int64_t row_start = static_cast<int64_t>(p.tokens[r]) * p.dim;
+    float* out = p.out + r * p.out_stride;
+    if (p.table_dtype == DType::kF32) {
+      cpu::Scale(p.scale, static_cast<const float*>(p.table) + row_start, out, p.dim);
+      continue;
+    }
+    for (int c = 0; c < p.dim; ++c) {
+      out[c] = p.scale * host::LoadAsFloat(p.table, p.table_dtype, row_start + c);
+    }
+  }
+}
+
+}  // namespace slotserve::kernels

@@ -1,0 +1,90 @@
+// cpu causal softmax attention over the KV cache. Prefill writes the chunk's keys and values
+// into the cache, then per head does scores = Q K^T (one sgemm over every cached row), the
+// causal mask and softmax row by row, and out = P V (a second sgemm). Step handles each of
+// the B requests with dot products over its cached rows.
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/vector_ops.h"
+#include "kernels/reference/host_access.h"
+#include "kernels/softmax_attention.h"
+
+namespace slotserve::kernels {
+namespace {
+
+struct KvCache {
+  float* keys;    // [max_context x heads*d]
+  float* values;  // [max_context x heads*d]
+  int64_t width;  // heads * d
+};
+
+KvCache CacheOf(const SoftmaxAttentionParams& p, float* layer_state) {
+  const int64_t width = static_cast<int64_t>(p.heads) * p.head_dim;
+  return {layer_state, layer_state + p.max_context * width, width};
+}
+
+void StoreKeyValue(const SoftmaxAttentionParams& p, int row, int32_t position,
+                   const KvCache& cache) {
+  std::copy_n(p.k + row * p.in_stride, cache.width, cache.keys + position * cache.width);
+  std::copy_n(p.v + row * p.in_stride, cache.width, cache.values + position * cache.width);
+}
+
+}  // namespace
+
+template <>
+void LaunchSoftmaxAttentionPrefill<Backend::kCpu>(const SoftmaxAttentionParams& p,
+                                                  const PrefillTarget& target, Stream /*stream*/) {
+  if (p.rows == 0) return;
+  const int d = p.head_dim;
+  const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slot));
+  for (int r = 0; r < p.rows; ++r) StoreKeyValue(p, r, target.start_position + r, cache);
+  const int context = target.start_position + p.rows;  // cached rows the last token sees
+  const int ld_cache = static_cast<int>(cache.width);
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  std::vector<float> scores(static_cast<size_t>(p.rows) * context);
+  for (int h = 0; h < p.heads; ++h) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, context, d, scale, p.q + h * d,
+                static_cast<int>(p.in_stride), cache.keys + h * d, ld_cache, 0.0f, scores.data(),
+                context);
+    for (int r = 0; r < p.rows; ++r) {
+      float* row_scores = scores.data() + static_cast<int64_t>(r) * context;
+      const int visible = target.start_position + r + 1;
+      cpu::SoftmaxInPlace(row_scores, visible);
+      std::fill(row_scores + visible, row_scores + context, 0.0f);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.rows, d, context, 1.0f, scores.data(),
+                context, cache.values + h * d, ld_cache, 0.0f, p.out + h * d,
+                static_cast<int>(p.out_stride));
+  }
+}
+
+template <>
+void LaunchSoftmaxAttentionStep<Backend::kCpu>(const SoftmaxAttentionParams& p,
+                                               const StepTarget& target, Stream /*stream*/) {
+  const int d = p.head_dim;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  std::vector<float> scores;
+  for (int r = 0; r < p.rows; ++r) {
+    const int32_t position = target.positions[r];
+    const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slots[r]));
+    StoreKeyValue(p, r, position, cache);
+    scores.resize(position + 1);
+    for (int h = 0; h < p.heads; ++h) {
+      const float* q = p.q + r * p.in_stride + h * d;
+      for (int s = 0; s <= position; ++s) {
+        scores[s] = cpu::Dot(q, cache.keys + s * cache.width + h * d, d) * scale;
+      }
+      cpu::SoftmaxInPlace(scores.data(), position + 1);
+      float* out = p.out + r * p.out_stride + h * d;
+      std::fill(out, out + d, 0.0f);
+      for (int s = 0; s <= position; ++s) {
+        cpu::Axpy(scores[s], cache.values + s * cache.width + h * d, out, d);
+      }
+    }
+  }
+}
+
+}  // namespace slotserve::kernels

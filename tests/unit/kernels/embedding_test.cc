@@ -1,0 +1,108 @@
+// Embedding: optimised backends against the reference for every table dtype, and exact rows
+// for the reference.
+#include "kernels/embedding.h"
+
+#include <cstring>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/float16.h"
+#include "tests/unit/kernels/device_array.h"
+#include "tests/unit/kernels/test_backends.h"
+#include "tests/unit/kernels/test_data.h"
+
+namespace slotserve::kernels::testing {
+namespace {
+
+// The table's bytes in `dtype`, as 16-bit words (F32 takes two words per value).
+std::vector<uint16_t> EncodeTable(const std::vector<float>& values, DType dtype) {
+  if (dtype == DType::kF32) {
+    std::vector<uint16_t> words(values.size() * 2);
+    std::memcpy(words.data(), values.data(), values.size() * sizeof(float));
+    return words;
+  }
+  std::vector<uint16_t> words(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    words[i] = dtype == DType::kF16 ? FloatToHalf(values[i]) : FloatToBFloat16(values[i]);
+  }
+  return words;
+}
+
+std::vector<float> RunEmbedding(Backend backend, const std::vector<uint16_t>& table, DType dtype,
+                                int vocab, int dim, const std::vector<int32_t>& tokens, float scale,
+                                int64_t out_stride) {
+  DeviceArray<uint16_t> table_dev(backend, table);
+  DeviceArray<int32_t> tokens_dev(backend, tokens);
+  const int rows = static_cast<int>(tokens.size());
+  DeviceArray<float> out_dev(backend, std::vector<float>(rows * out_stride, -3.0f));
+  EmbeddingParams p;
+  p.table = table_dev.data();
+  p.table_dtype = dtype;
+  p.vocab = vocab;
+  p.dim = dim;
+  p.tokens = tokens_dev.data();
+  p.rows = rows;
+  p.scale = scale;
+  p.out = out_dev.data();
+  p.out_stride = out_stride;
+  LaunchEmbedding(backend, p);
+  return out_dev.Download();
+}
+
+class EmbeddingTest : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(EmbeddingTest, MatchesReferenceOverShapes) {
+  const BackendCase c = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
+  uint32_t seed = 300;
+  for (int vocab : {1, 17, 500}) {
+    for (int dim : {1, 6, 256, 259}) {
+      for (int rows : {1, 5, 64}) {
+        const auto table = EncodeTable(RandomFloats(vocab * dim, ++seed), c.dtype);
+        const auto tokens = RandomInts(rows, ++seed, 0, vocab - 1);
+        const auto want =
+            RunEmbedding(Backend::kReference, table, c.dtype, vocab, dim, tokens, 16.0f, dim + 3);
+        const auto got =
+            RunEmbedding(c.backend, table, c.dtype, vocab, dim, tokens, 16.0f, dim + 3);
+        ExpectAllClose(got, want, c.tolerance,
+                       (::testing::Message() << DTypeName(c.dtype) << " vocab=" << vocab
+                                             << " dim=" << dim << " rows=" << rows)
+                           .GetString());
+        if (HasFailure()) return;
+      }
+    }
+  }
+}
+
+std::vector<BackendCase> EmbeddingCases() {
+  std::vector<BackendCase> cases;
+  for (Backend b : OptimisedBackends()) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+      cases.push_back({b, dtype, DefaultTolerance(b)});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, EmbeddingTest, ::testing::ValuesIn(EmbeddingCases()),
+                         [](const auto& info) { return CaseName(info.param); });
+
+TEST(EmbeddingReferenceTest, CopiesScaledRows) {
+  const std::vector<float> table = {1, 2, 3, 4, 5, 6};  // vocab 3, dim 2
+  const std::vector<int32_t> tokens = {2, 0, 2};
+  std::vector<float> out(3 * 3, -1.0f);
+  EmbeddingParams p;
+  p.table = table.data();
+  p.vocab = 3;
+  p.dim = 2;
+  p.tokens = tokens.data();
+  p.rows = 3;
+  p.scale = 0.5f;
+  p.out = out.data();
+  p.out_stride = 3;
+  LaunchEmbedding(Backend::kReference, p);
+  EXPECT_EQ(out, (std::vector<float>{2.5f, 3, -1, 0.5f, 1, -1, 2.5f, 3, -1}));
+}
+
+}  // namespace
+}  // namespace slotserve::kernels::testing

@@ -1,0 +1,172 @@
+// Linear: every optimised backend against the reference over a grid of shapes, strides, bias
+// and accumulate; a hand-computed case for the reference itself.
+#include "kernels/linear.h"
+
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/float16.h"
+#include "tests/unit/kernels/device_array.h"
+#include "tests/unit/kernels/test_backends.h"
+#include "tests/unit/kernels/test_data.h"
+
+namespace slotserve::kernels::testing {
+namespace {
+
+// Weights as stored in `dtype` (2 bytes per value for F16/BF16, packed in uint16 pairs).
+std::vector<uint16_t> EncodeHalfWeights(const std::vector<float>& values, DType dtype) {
+  std::vector<uint16_t> bits(values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    bits[i] = dtype == DType::kF16 ? FloatToHalf(values[i]) : FloatToBFloat16(values[i]);
+  }
+  return bits;
+}
+
+struct LinearShape {
+  int rows, in_features, out_features;
+  bool bias, accumulate;
+};
+
+class LinearTest : public ::testing::TestWithParam<BackendCase> {
+ protected:
+  // Runs y = x W^T + b (+ y) on `backend` and returns y (the whole strided buffer).
+  std::vector<float> Run(Backend backend, const LinearShape& s, const std::vector<float>& x,
+                         int64_t x_stride, const std::vector<float>& weights, DType dtype,
+                         const std::vector<float>& bias, const std::vector<float>& y_init,
+                         int64_t y_stride) {
+    DeviceArray<float> x_dev(backend, x);
+    DeviceArray<float> y_dev(backend, y_init);
+    DeviceArray<float> bias_dev(backend, bias);
+    const void* weight_ptr;
+    DeviceArray<float> weights_f32(backend, dtype == DType::kF32 ? weights : std::vector<float>{});
+    DeviceArray<uint16_t> weights_half(backend, dtype == DType::kF32
+                                                    ? std::vector<uint16_t>{}
+                                                    : EncodeHalfWeights(weights, dtype));
+    weight_ptr = dtype == DType::kF32 ? static_cast<const void*>(weights_f32.data())
+                                      : static_cast<const void*>(weights_half.data());
+    LinearParams p;
+    p.x = x_dev.data();
+    p.x_stride = x_stride;
+    p.rows = s.rows;
+    p.in_features = s.in_features;
+    p.weight = weight_ptr;
+    p.weight_dtype = dtype;
+    p.out_features = s.out_features;
+    p.bias = s.bias ? bias_dev.data() : nullptr;
+    p.y = y_dev.data();
+    p.y_stride = y_stride;
+    p.accumulate = s.accumulate;
+    LaunchLinear(backend, p);
+    return y_dev.Download();
+  }
+};
+
+TEST_P(LinearTest, MatchesReferenceOverShapes) {
+  const BackendCase c = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
+  uint32_t seed = 1;
+  for (int rows : {1, 3, 17, 64}) {
+    for (int in_features : {1, 7, 64, 130}) {
+      for (int out_features : {1, 5, 33, 96}) {
+        for (int flags = 0; flags < 4; ++flags) {
+          const LinearShape s{rows, in_features, out_features, (flags & 1) != 0, (flags & 2) != 0};
+          const int64_t x_stride = in_features + 3;
+          const int64_t y_stride = out_features + 2;
+          const auto x = RandomFloats(rows * x_stride, ++seed);
+          const auto weights =
+              RandomFloats(static_cast<std::size_t>(out_features) * in_features, ++seed);
+          const auto bias = RandomFloats(out_features, ++seed);
+          const auto y_init = RandomFloats(rows * y_stride, ++seed);
+          const auto want =
+              Run(Backend::kReference, s, x, x_stride, weights, c.dtype, bias, y_init, y_stride);
+          const auto got = Run(c.backend, s, x, x_stride, weights, c.dtype, bias, y_init, y_stride);
+          // Padding columns must be left alone, so the whole buffer is compared.
+          ExpectAllClose(got, want, c.tolerance * (1.0f + in_features / 32.0f),
+                         (::testing::Message()
+                          << "rows=" << rows << " in=" << in_features << " out=" << out_features
+                          << " bias=" << s.bias << " accumulate=" << s.accumulate)
+                             .GetString());
+          if (HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+std::vector<BackendCase> LinearCases() {
+  std::vector<BackendCase> cases = F32Cases();
+  if (CudaCompiledIn()) {  // the cuda backend reads F16/BF16 weights directly
+    cases.push_back({Backend::kCuda, DType::kF16, DefaultTolerance(Backend::kCuda)});
+    cases.push_back({Backend::kCuda, DType::kBF16, DefaultTolerance(Backend::kCuda)});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, LinearTest, ::testing::ValuesIn(LinearCases()),
+                         [](const auto& info) { return CaseName(info.param); });
+
+TEST(LinearReferenceTest, HandComputedSmallCase) {
+  // x = [[1, 2], [-1, 0.5]], W = [[1, 0], [0, 1], [2, -1]], b = [0.5, 0, -1]
+  const std::vector<float> x = {1, 2, -1, 0.5f};
+  const std::vector<float> w = {1, 0, 0, 1, 2, -1};
+  const std::vector<float> b = {0.5f, 0, -1};
+  std::vector<float> y = {10, 20, 30, 40, 50, 60};
+  LinearParams p;
+  p.x = x.data();
+  p.x_stride = 2;
+  p.rows = 2;
+  p.in_features = 2;
+  p.weight = w.data();
+  p.out_features = 3;
+  p.bias = b.data();
+  p.y = y.data();
+  p.y_stride = 3;
+  LaunchLinear(Backend::kReference, p);
+  EXPECT_EQ(y, (std::vector<float>{1.5f, 2, -1, -0.5f, 0.5f, -3.5f}));
+  p.accumulate = true;  // adds the previous y
+  LaunchLinear(Backend::kReference, p);
+  EXPECT_EQ(y, (std::vector<float>{3, 4, -2, -1, 1, -7}));
+}
+
+TEST(LinearReferenceTest, HalfWeightsAreWidenedExactly) {
+  // 0.333 is not representable in F16 or BF16: the reference must use the rounded weight.
+  const std::vector<float> x = {3.0f};
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    const std::vector<uint16_t> w = EncodeHalfWeights({0.333f}, dtype);
+    const float stored = dtype == DType::kF16 ? HalfToFloat(w[0]) : BFloat16ToFloat(w[0]);
+    float y = 0;
+    LinearParams p;
+    p.x = x.data();
+    p.x_stride = 1;
+    p.rows = 1;
+    p.in_features = 1;
+    p.weight = w.data();
+    p.weight_dtype = dtype;
+    p.out_features = 1;
+    p.y = &y;
+    p.y_stride = 1;
+    LaunchLinear(Backend::kReference, p);
+    EXPECT_EQ(y, static_cast<float>(3.0 * stored)) << DTypeName(dtype);
+  }
+}
+
+TEST(LinearCpuDeathTest, RefusesHalfWeightsLoudly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");  // OpenBLAS may have started threads
+  const std::vector<float> x = {1.0f};
+  const std::vector<uint16_t> w = {FloatToHalf(1.0f)};
+  float y = 0;
+  LinearParams p;
+  p.x = x.data();
+  p.x_stride = 1;
+  p.rows = 1;
+  p.in_features = 1;
+  p.weight = w.data();
+  p.weight_dtype = DType::kF16;
+  p.out_features = 1;
+  p.y = &y;
+  p.y_stride = 1;
+  EXPECT_DEATH(LaunchLinear(Backend::kCpu, p), "expects F32 weights");
+}
+
+}  // namespace
+}  // namespace slotserve::kernels::testing
