@@ -104,46 +104,33 @@ __device__ void AbcHeadToken(const AbcParams& p, int row, int h, float* head_sta
       [&](int j, float sum) { out[j] = sum; }, shared.partial);
 }
 
-__global__ void AbcStepKernel(AbcParams p, StepTarget target, int64_t head_floats) {
-  extern __shared__ float shared_memory[];
-  AbcShared shared(shared_memory, p.head_dim, p.slots);
-  const int h = blockIdx.x;
-  const int row = blockIdx.y;
-  float* head_state = cuda::LayerStateOf(target.state, target.slots[row]) + h * head_floats;
-  AbcHeadToken(p, row, h, head_state, shared);
-}
-
-__global__ void AbcPrefillKernel(AbcParams p, PrefillTarget target, int64_t head_floats) {
-  extern __shared__ float shared_memory[];
-  AbcShared shared(shared_memory, p.head_dim, p.slots);
-  const int h = blockIdx.x;
-  float* head_state = cuda::LayerStateOf(target.state, target.slot) + h * head_floats;
-  for (int row = 0; row < p.rows; ++row) AbcHeadToken(p, row, h, head_state, shared);
-}
-
-int64_t AbcHeadFloats(const AbcParams& p) { return 2LL * p.slots * p.head_dim + 2LL * p.slots; }
+struct AbcOp {
+  using Params = AbcParams;
+  static constexpr bool kUsesPosition = false;
+  __host__ __device__ static int64_t HeadFloats(const Params& p) {
+    return 2LL * p.slots * p.head_dim + 2LL * p.slots;
+  }
+  static std::size_t SharedBytes(const Params& p, int threads) {
+    return AbcSharedBytes(p, threads);
+  }
+  __device__ static void Token(const Params& p, int row, int32_t /*position*/, int h,
+                               float* head_state, float* shared_memory) {
+    AbcShared shared(shared_memory, p.head_dim, p.slots);
+    AbcHeadToken(p, row, h, head_state, shared);
+  }
+};
 
 }  // namespace
 
 template <>
 void LaunchAbcPrefill<Backend::kCuda>(const AbcParams& p, const PrefillTarget& target,
                                       Stream stream) {
-  if (p.rows == 0) return;
-  const std::size_t shared_bytes = AbcSharedBytes(p, cuda::kPrefillThreads);
-  cuda::AllowSharedMemory(AbcPrefillKernel, shared_bytes);
-  AbcPrefillKernel<<<p.heads, cuda::kPrefillThreads, shared_bytes, cuda::AsCudaStream(stream)>>>(
-      p, target, AbcHeadFloats(p));
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
+  cuda::LaunchRecurrentPrefill<AbcOp>(p, target, stream);
 }
 
 template <>
 void LaunchAbcStep<Backend::kCuda>(const AbcParams& p, const StepTarget& target, Stream stream) {
-  if (p.rows == 0) return;
-  const std::size_t shared_bytes = AbcSharedBytes(p, cuda::kStepThreads);
-  cuda::AllowSharedMemory(AbcStepKernel, shared_bytes);
-  AbcStepKernel<<<dim3(p.heads, p.rows), cuda::kStepThreads, shared_bytes,
-                  cuda::AsCudaStream(stream)>>>(p, target, AbcHeadFloats(p));
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
+  cuda::LaunchRecurrentStep<AbcOp>(p, target, stream);
 }
 
 }  // namespace slotserve::kernels

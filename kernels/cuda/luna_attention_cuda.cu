@@ -90,48 +90,33 @@ __device__ void LunaHeadToken(const LunaParams& p, int row, int32_t position, in
       [&](int i, float sum) { out[i] = sum * inv_t; }, shared.partial);
 }
 
-__global__ void LunaStepKernel(LunaParams p, StepTarget target, int64_t head_floats) {
-  extern __shared__ float shared_memory[];
-  LunaShared shared(shared_memory, p.head_dim, p.length);
-  const int h = blockIdx.x;
-  const int row = blockIdx.y;
-  float* head_state = cuda::LayerStateOf(target.state, target.slots[row]) + h * head_floats;
-  LunaHeadToken(p, row, target.positions[row], h, head_state, shared);
-}
-
-__global__ void LunaPrefillKernel(LunaParams p, PrefillTarget target, int64_t head_floats) {
-  extern __shared__ float shared_memory[];
-  LunaShared shared(shared_memory, p.head_dim, p.length);
-  const int h = blockIdx.x;
-  float* head_state = cuda::LayerStateOf(target.state, target.slot) + h * head_floats;
-  for (int row = 0; row < p.rows; ++row) {
-    LunaHeadToken(p, row, target.start_position + row, h, head_state, shared);
+struct LunaOp {
+  using Params = LunaParams;
+  static constexpr bool kUsesPosition = true;
+  __host__ __device__ static int64_t HeadFloats(const Params& p) {
+    return 2LL * p.head_dim * p.length;
   }
-}
-
-int64_t LunaHeadFloats(const LunaParams& p) { return 2LL * p.head_dim * p.length; }
+  static std::size_t SharedBytes(const Params& p, int threads) {
+    return LunaSharedBytes(p, threads);
+  }
+  __device__ static void Token(const Params& p, int row, int32_t position, int h, float* head_state,
+                               float* shared_memory) {
+    LunaShared shared(shared_memory, p.head_dim, p.length);
+    LunaHeadToken(p, row, position, h, head_state, shared);
+  }
+};
 
 }  // namespace
 
 template <>
 void LaunchLunaPrefill<Backend::kCuda>(const LunaParams& p, const PrefillTarget& target,
                                        Stream stream) {
-  if (p.rows == 0) return;
-  const std::size_t shared_bytes = LunaSharedBytes(p, cuda::kPrefillThreads);
-  cuda::AllowSharedMemory(LunaPrefillKernel, shared_bytes);
-  LunaPrefillKernel<<<p.heads, cuda::kPrefillThreads, shared_bytes, cuda::AsCudaStream(stream)>>>(
-      p, target, LunaHeadFloats(p));
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
+  cuda::LaunchRecurrentPrefill<LunaOp>(p, target, stream);
 }
 
 template <>
 void LaunchLunaStep<Backend::kCuda>(const LunaParams& p, const StepTarget& target, Stream stream) {
-  if (p.rows == 0) return;
-  const std::size_t shared_bytes = LunaSharedBytes(p, cuda::kStepThreads);
-  cuda::AllowSharedMemory(LunaStepKernel, shared_bytes);
-  LunaStepKernel<<<dim3(p.heads, p.rows), cuda::kStepThreads, shared_bytes,
-                   cuda::AsCudaStream(stream)>>>(p, target, LunaHeadFloats(p));
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
+  cuda::LaunchRecurrentStep<LunaOp>(p, target, stream);
 }
 
 }  // namespace slotserve::kernels

@@ -103,4 +103,55 @@ void AllowSharedMemory(Kernel kernel, std::size_t bytes) {
   }
 }
 
+// The step and prefill kernels of a recurrent attention kind. `Op` supplies
+//   using Params;                          the op's parameter struct
+//   static constexpr bool kUsesPosition;   whether Token needs the token's position
+//   __host__ __device__ static int64_t HeadFloats(const Params&);   state floats per head
+//   static std::size_t SharedBytes(const Params&, int threads);     dynamic shared memory
+//   __device__ static void Token(const Params&, int row, int32_t position, int head,
+//                                float* head_state, float* shared);
+// where Token absorbs input row `row` into one head's state and writes that head's output.
+template <typename Op>
+__global__ void RecurrentStepKernel(typename Op::Params p, StepTarget target) {
+  extern __shared__ float shared[];
+  const int h = blockIdx.x;
+  const int row = blockIdx.y;
+  float* head_state = LayerStateOf(target.state, target.slots[row]) + h * Op::HeadFloats(p);
+  const int32_t position = Op::kUsesPosition ? target.positions[row] : 0;
+  Op::Token(p, row, position, h, head_state, shared);
+}
+
+template <typename Op>
+__global__ void RecurrentPrefillKernel(typename Op::Params p, PrefillTarget target) {
+  extern __shared__ float shared[];
+  const int h = blockIdx.x;
+  float* head_state = LayerStateOf(target.state, target.slot) + h * Op::HeadFloats(p);
+  for (int row = 0; row < p.rows; ++row) {
+    Op::Token(p, row, target.start_position + row, h, head_state, shared);
+  }
+}
+
+// Step: a block per (head, request). Prefill: a block per head scanning the chunk in order
+// (a chunk's tokens depend on each other only through the state).
+template <typename Op>
+void LaunchRecurrentStep(const typename Op::Params& p, const StepTarget& target, Stream stream) {
+  if (p.rows == 0) return;
+  const std::size_t shared_bytes = Op::SharedBytes(p, kStepThreads);
+  AllowSharedMemory(RecurrentStepKernel<Op>, shared_bytes);
+  RecurrentStepKernel<Op>
+      <<<dim3(p.heads, p.rows), kStepThreads, shared_bytes, AsCudaStream(stream)>>>(p, target);
+  SLOTSERVE_CUDA_CHECK_LAUNCH();
+}
+
+template <typename Op>
+void LaunchRecurrentPrefill(const typename Op::Params& p, const PrefillTarget& target,
+                            Stream stream) {
+  if (p.rows == 0) return;
+  const std::size_t shared_bytes = Op::SharedBytes(p, kPrefillThreads);
+  AllowSharedMemory(RecurrentPrefillKernel<Op>, shared_bytes);
+  RecurrentPrefillKernel<Op>
+      <<<p.heads, kPrefillThreads, shared_bytes, AsCudaStream(stream)>>>(p, target);
+  SLOTSERVE_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace slotserve::kernels::cuda

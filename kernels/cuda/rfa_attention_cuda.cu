@@ -113,48 +113,33 @@ __device__ void RfaHeadToken(const RfaParams& p, int row, int h, float* head_sta
       [&](int i, float sum) { out[i] = sum * inv_denominator; }, shared.partial);
 }
 
-__global__ void RfaStepKernel(RfaParams p, StepTarget target, int64_t head_floats) {
-  extern __shared__ float shared_memory[];
-  RfaShared shared(shared_memory, p.head_dim, p.features);
-  const int h = blockIdx.x;
-  const int row = blockIdx.y;
-  float* head_state = cuda::LayerStateOf(target.state, target.slots[row]) + h * head_floats;
-  RfaHeadToken(p, row, h, head_state, shared);
-}
-
-__global__ void RfaPrefillKernel(RfaParams p, PrefillTarget target, int64_t head_floats) {
-  extern __shared__ float shared_memory[];
-  RfaShared shared(shared_memory, p.head_dim, p.features);
-  const int h = blockIdx.x;
-  float* head_state = cuda::LayerStateOf(target.state, target.slot) + h * head_floats;
-  for (int row = 0; row < p.rows; ++row) RfaHeadToken(p, row, h, head_state, shared);
-}
-
-int64_t RfaHeadFloats(const RfaParams& p) {
-  return 2LL * p.features * p.head_dim + 2LL * p.features;
-}
+struct RfaOp {
+  using Params = RfaParams;
+  static constexpr bool kUsesPosition = false;
+  __host__ __device__ static int64_t HeadFloats(const Params& p) {
+    return 2LL * p.features * p.head_dim + 2LL * p.features;
+  }
+  static std::size_t SharedBytes(const Params& p, int threads) {
+    return RfaSharedBytes(p, threads);
+  }
+  __device__ static void Token(const Params& p, int row, int32_t /*position*/, int h,
+                               float* head_state, float* shared_memory) {
+    RfaShared shared(shared_memory, p.head_dim, p.features);
+    RfaHeadToken(p, row, h, head_state, shared);
+  }
+};
 
 }  // namespace
 
 template <>
 void LaunchRfaPrefill<Backend::kCuda>(const RfaParams& p, const PrefillTarget& target,
                                       Stream stream) {
-  if (p.rows == 0) return;
-  const std::size_t shared_bytes = RfaSharedBytes(p, cuda::kPrefillThreads);
-  cuda::AllowSharedMemory(RfaPrefillKernel, shared_bytes);
-  RfaPrefillKernel<<<p.heads, cuda::kPrefillThreads, shared_bytes, cuda::AsCudaStream(stream)>>>(
-      p, target, RfaHeadFloats(p));
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
+  cuda::LaunchRecurrentPrefill<RfaOp>(p, target, stream);
 }
 
 template <>
 void LaunchRfaStep<Backend::kCuda>(const RfaParams& p, const StepTarget& target, Stream stream) {
-  if (p.rows == 0) return;
-  const std::size_t shared_bytes = RfaSharedBytes(p, cuda::kStepThreads);
-  cuda::AllowSharedMemory(RfaStepKernel, shared_bytes);
-  RfaStepKernel<<<dim3(p.heads, p.rows), cuda::kStepThreads, shared_bytes,
-                  cuda::AsCudaStream(stream)>>>(p, target, RfaHeadFloats(p));
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
+  cuda::LaunchRecurrentStep<RfaOp>(p, target, stream);
 }
 
 }  // namespace slotserve::kernels
