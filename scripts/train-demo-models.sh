@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Trains the bundled demo models on the CPU and installs them under models/trained/<name>/
+# (config.json, F16 model.safetensors, tokenizer.model, training.json, train.log). Not run in CI.
+#
+#   scripts/train-demo-models.sh [NAME...]     (default: the four kinds; ablation: abc-m8 abc-m16 abc-m64)
+#
+# Every model uses the same recipe (models/python/train.py defaults: 4 layers, d_model 256,
+# 4 heads, d_ffn 1024, batch 4 x 256 tokens, AdamW lr 1e-3, 100 warm-up steps, constant rate,
+# cosine decay over the last DECAY_STEPS steps, seed 1234, one thread), so the perplexity table
+# compares attention kinds at equal training. A run is deterministic: the same STEPS and
+# DECAY_STEPS give the same weights. Runs are resumable: rerunning continues from
+# build-training/runs/<name>/checkpoint.pt.
+#
+# Environment: STEPS (default 3000), DECAY_STEPS (default 300), THREADS (default 1),
+# DATA_DIR (default build-training/data, built when missing), RUNS_DIR (default
+# build-training/runs). Each run takes roughly STEPS x 1024 / (tokens/s) seconds; on one
+# unloaded core expect ~600 tokens/s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+STEPS=${STEPS:-3000}
+DECAY_STEPS=${DECAY_STEPS:-300}
+THREADS=${THREADS:-1}
+DATA_DIR=${DATA_DIR:-build-training/data}
+RUNS_DIR=${RUNS_DIR:-build-training/runs}
+PYTHON=${PYTHON:-/usr/bin/python3}
+
+# name -> train.py arguments
+declare -A RECIPES=(
+  [kjv-abc-m32]="--kind abc --slots 32"
+  [kjv-softmax-c512]="--kind softmax --max-context 512"
+  [kjv-rfa-d32]="--kind rfa --features 32"
+  [kjv-luna-l32]="--kind luna --luna-length 32"
+  [kjv-abc-m8]="--kind abc --slots 8"
+  [kjv-abc-m16]="--kind abc --slots 16"
+  [kjv-abc-m64]="--kind abc --slots 64"
+)
+names=("$@")
+if [ ${#names[@]} -eq 0 ]; then names=(kjv-abc-m32 kjv-softmax-c512 kjv-rfa-d32 kjv-luna-l32); fi
+
+if [ ! -f "$DATA_DIR/train.ids" ]; then
+  "$PYTHON" models/python/data/prepare_corpus.py --out "$DATA_DIR"
+fi
+
+for name in "${names[@]}"; do
+  recipe=${RECIPES[$name]:-}
+  if [ -z "$recipe" ]; then
+    echo "train-demo-models: unknown model $name (known: ${!RECIPES[*]})" >&2
+    exit 2
+  fi
+  run="$RUNS_DIR/$name"
+  resume=()
+  if [ -f "$run/checkpoint.pt" ]; then resume=(--resume); fi
+  # shellcheck disable=SC2086  # the recipe is a list of flags
+  "$PYTHON" models/python/train.py $recipe --out "$run" --data "$DATA_DIR" --steps "$STEPS" \
+    --decay-steps "$DECAY_STEPS" --threads "$THREADS" "${resume[@]}"
+  install_dir="models/trained/$name"
+  rm -rf "$install_dir"
+  mkdir -p "$install_dir"
+  cp "$run/model/config.json" "$run/model/model.safetensors" "$run/model/tokenizer.model" \
+    "$install_dir/"
+  cp "$run/summary.json" "$install_dir/training.json"
+  cp "$run/train.log" "$install_dir/train.log"
+  echo "train-demo-models: installed $install_dir"
+done
