@@ -1,0 +1,218 @@
+// Streaming text: UTF-8 safety of the incremental detokenizer against a real SentencePiece
+// model with byte fallback, and stop-sequence hold-back.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "server/engine/generated_text_stream.h"
+#include "server/engine/incremental_detokenizer.h"
+#include "server/engine/stop_sequence_matcher.h"
+#include "server/engine/tokenizer.h"
+#include "server/engine/utf8.h"
+#include "tests/unit/engine/tiny_tokenizer.h"
+
+namespace slotserve::engine {
+namespace {
+
+using testing::SampleTexts;
+using testing::TinyTokenizer;
+
+const Tokenizer* TokenizerOrSkip() {
+  std::string why;
+  const Tokenizer* tokenizer = TinyTokenizer(&why);
+  if (tokenizer == nullptr) ADD_FAILURE() << "no SentencePiece model for the test: " << why;
+  return tokenizer;
+}
+
+TEST(Utf8Test, HoldsBackIncompleteCharactersAndReplacesInvalidBytes) {
+  std::string out;
+  // "é" = C3 A9; give only the first byte.
+  EXPECT_EQ(AppendCompleteUtf8("a\xC3", /*at_end=*/false, &out), 1u);
+  EXPECT_EQ(out, "a");
+  out.clear();
+  EXPECT_EQ(AppendCompleteUtf8("a\xC3", /*at_end=*/true, &out), 2u);
+  EXPECT_EQ(out, "a\xEF\xBF\xBD");
+  out.clear();
+  // A stray continuation byte and a lead byte followed by ASCII.
+  EXPECT_EQ(AppendCompleteUtf8("\x80x\xE2y", false, &out), 4u);
+  EXPECT_EQ(out, "\xEF\xBF\xBDx\xEF\xBF\xBDy");
+  EXPECT_TRUE(IsValidUtf8("h\xC3\xA9llo \xF0\x9F\x99\x82"));
+  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong "/"
+  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // surrogate
+  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
+  EXPECT_FALSE(IsValidUtf8("\xE2\x82"));          // cut short
+}
+
+TEST(TokenizerTest, RoundTripsTextAndUsesByteFallbackForRareCharacters) {
+  const Tokenizer* tokenizer = TokenizerOrSkip();
+  if (tokenizer == nullptr) return;
+  EXPECT_EQ(tokenizer->bos_id(), 1);
+  EXPECT_EQ(tokenizer->eos_id(), 2);
+  bool saw_byte_piece = false;
+  for (const std::string& text : SampleTexts()) {
+    absl::StatusOr<std::vector<int32_t>> ids = tokenizer->Encode(text);
+    ASSERT_TRUE(ids.ok()) << ids.status();
+    EXPECT_EQ(tokenizer->Decode(*ids), text);
+    for (int32_t id : *ids) {
+      if (tokenizer->IdToPiece(id).substr(0, 3) == "<0x") saw_byte_piece = true;
+    }
+  }
+  EXPECT_TRUE(saw_byte_piece) << "the samples should exercise byte-fallback pieces";
+}
+
+TEST(TokenizerTest, MissingFileIsNotFoundAndNamesTheFile) {
+  absl::StatusOr<std::unique_ptr<Tokenizer>> missing =
+      Tokenizer::LoadFromModelDir("/nonexistent/model");
+  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("tokenizer.model"), std::string::npos);
+}
+
+// Pushes ids one at a time; every delta must be valid UTF-8 on its own.
+std::string StreamAll(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
+                      std::vector<std::string>* deltas = nullptr) {
+  IncrementalDetokenizer detokenizer(&tokenizer);
+  std::string text;
+  for (int32_t id : ids) {
+    const std::string delta = detokenizer.Push(id);
+    EXPECT_TRUE(IsValidUtf8(delta)) << "delta splits a character after id " << id;
+    if (deltas != nullptr) deltas->push_back(delta);
+    text += delta;
+  }
+  const std::string tail = detokenizer.Flush();
+  EXPECT_TRUE(IsValidUtf8(tail));
+  return text + tail;
+}
+
+TEST(IncrementalDetokenizerTest, DeltasConcatenateToTheWholeDecodeAndNeverSplitCharacters) {
+  const Tokenizer* tokenizer = TokenizerOrSkip();
+  if (tokenizer == nullptr) return;
+  for (const std::string& text : SampleTexts()) {
+    std::vector<int32_t> ids = *tokenizer->Encode(text);
+    ids.insert(ids.begin(), tokenizer->bos_id());  // control pieces add no text
+    std::vector<std::string> deltas;
+    EXPECT_EQ(StreamAll(*tokenizer, ids, &deltas), tokenizer->Decode(ids)) << text;
+  }
+}
+
+TEST(IncrementalDetokenizerTest, HoldsTheBytesOfAMultibyteCharacterUntilComplete) {
+  const Tokenizer* tokenizer = TokenizerOrSkip();
+  if (tokenizer == nullptr) return;
+  const std::vector<int32_t> ids = *tokenizer->Encode("a🙂");
+  std::vector<std::string> deltas;
+  StreamAll(*tokenizer, ids, &deltas);
+  // The emoji is four byte pieces: three empty deltas, then the whole character.
+  ASSERT_GE(deltas.size(), 4u);
+  const size_t n = deltas.size();
+  EXPECT_EQ(deltas[n - 4], "");
+  EXPECT_EQ(deltas[n - 3], "");
+  EXPECT_EQ(deltas[n - 2], "");
+  EXPECT_EQ(deltas[n - 1], "🙂");
+}
+
+TEST(IncrementalDetokenizerTest, RandomIdSequencesStayValidUtf8AndMatchDecode) {
+  const Tokenizer* tokenizer = TokenizerOrSkip();
+  if (tokenizer == nullptr) return;
+  std::mt19937 gen(3);
+  std::uniform_int_distribution<int32_t> any_id(0, tokenizer->piece_count() - 1);
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int32_t> ids(1 + trial % 17);
+    for (int32_t& id : ids) id = any_id(gen);
+    const std::string streamed = StreamAll(*tokenizer, ids);
+    EXPECT_TRUE(IsValidUtf8(streamed));
+    EXPECT_EQ(streamed, tokenizer->Decode(ids)) << "trial " << trial;
+  }
+}
+
+TEST(IncrementalDetokenizerTest, APrimedPromptKeepsTheContinuationsLeadingSpace) {
+  const Tokenizer* tokenizer = TokenizerOrSkip();
+  if (tokenizer == nullptr) return;
+  const std::vector<int32_t> prompt = *tokenizer->Encode("hello");
+  const std::vector<int32_t> continuation = *tokenizer->Encode("world");  // "▁world"
+  IncrementalDetokenizer detokenizer(tokenizer);
+  detokenizer.Prime(prompt);
+  std::string text;
+  for (int32_t id : continuation) text += detokenizer.Push(id);
+  text += detokenizer.Flush();
+  EXPECT_EQ(text, " world");
+}
+
+TEST(StopSequenceMatcherTest, HoldsBackAPossibleStartAndNeverStreamsTheMatch) {
+  StopSequenceMatcher matcher({"END"});
+  std::string streamed;
+  for (const char* piece : {"Hello ", "E", "N"}) {
+    StopSequenceMatcher::Result r = matcher.Push(piece, true);
+    EXPECT_FALSE(r.stopped);
+    streamed += r.text;
+  }
+  EXPECT_EQ(streamed, "Hello ");  // "EN" is held back
+  StopSequenceMatcher::Result r = matcher.Push("D and more", true);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(streamed + r.text, "Hello ");
+}
+
+TEST(StopSequenceMatcherTest, ReleasesHeldTextOnceItCannotMatch) {
+  StopSequenceMatcher matcher({"END"});
+  EXPECT_EQ(matcher.Push("abc EN", true).text, "abc ");
+  StopSequenceMatcher::Result r = matcher.Push("X", true);
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.text, "ENX");
+  EXPECT_EQ(matcher.Push("E", true).text, "");
+  EXPECT_EQ(matcher.Flush(), "E");
+}
+
+TEST(StopSequenceMatcherTest, EarliestMatchWinsAcrossSequences) {
+  StopSequenceMatcher matcher({"world", "lo w"});
+  StopSequenceMatcher::Result r = matcher.Push("hello world", true);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "hel");
+}
+
+TEST(StopSequenceMatcherTest, MatchesBeforeMinNewTokensAreOrdinaryText) {
+  StopSequenceMatcher matcher({"END"});
+  StopSequenceMatcher::Result r = matcher.Push("a END b EN", false);
+  EXPECT_FALSE(r.stopped);
+  EXPECT_EQ(r.text, "a END b ");
+  r = matcher.Push("D", true);
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(r.text, "");
+}
+
+TEST(StopSequenceMatcherTest, MultibyteStopSequenceHoldBackKeepsCharactersWhole) {
+  StopSequenceMatcher matcher({"日本"});
+  StopSequenceMatcher::Result r = matcher.Push("abc日", true);
+  EXPECT_EQ(r.text, "abc");
+  r = matcher.Push("x", true);
+  EXPECT_EQ(r.text, "日x");
+  EXPECT_TRUE(IsValidUtf8(r.text));
+}
+
+TEST(GeneratedTextStreamTest, StopSequenceAcrossTokensCutsTheText) {
+  const Tokenizer* tokenizer = TokenizerOrSkip();
+  if (tokenizer == nullptr) return;
+  const std::vector<int32_t> prompt = {tokenizer->bos_id()};
+  GeneratedTextStream stream(tokenizer, prompt, {"stop here"});
+  std::string streamed;
+  bool stopped = false;
+  const std::vector<int32_t> ids = *tokenizer->Encode("the fox will stop here and go on");
+  for (int32_t id : ids) {
+    GeneratedTextStream::Update update = stream.Push(id, true);
+    streamed += update.text;
+    if (update.stop_sequence_matched) {
+      stopped = true;
+      break;
+    }
+  }
+  EXPECT_TRUE(stopped);
+  EXPECT_EQ(streamed, "the fox will ");
+}
+
+TEST(GeneratedTextStreamTest, WithoutTokenizerThereIsNoText) {
+  GeneratedTextStream stream(nullptr, {}, {});
+  EXPECT_EQ(stream.Push(5, true).text, "");
+  EXPECT_EQ(stream.Finish(), "");
+}
+
+}  // namespace
+}  // namespace slotserve::engine

@@ -1,0 +1,213 @@
+// Token sampling (kernels/sampling.h): exact argmax and tie rules, the kept set of each
+// truncation, draw frequencies against the closed-form distribution, batch independence, and
+// the optimised backends against the reference draw for draw.
+#include "kernels/sampling.h"
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/unit/kernels/device_array.h"
+#include "tests/unit/kernels/test_backends.h"
+#include "tests/unit/kernels/test_data.h"
+
+namespace slotserve::kernels::testing {
+namespace {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// Per-row options; rows share one vocabulary size.
+struct SamplingCase {
+  std::vector<float> logits;  // [rows, vocab]
+  int vocab = 0;
+  std::vector<float> temperature;
+  std::vector<int32_t> top_k;
+  std::vector<float> top_p;
+  std::vector<float> min_p;
+  std::vector<uint64_t> seeds;
+  std::vector<uint64_t> draw_index;
+
+  int rows() const { return static_cast<int>(temperature.size()); }
+  void AddRow(const std::vector<float>& row_logits, float t, int32_t k = 0, float p = 1.0f,
+              float m = 0.0f, uint64_t seed = 7, uint64_t index = 0) {
+    logits.insert(logits.end(), row_logits.begin(), row_logits.end());
+    temperature.push_back(t);
+    top_k.push_back(k);
+    top_p.push_back(p);
+    min_p.push_back(m);
+    seeds.push_back(seed);
+    draw_index.push_back(index);
+  }
+};
+
+std::vector<int32_t> RunSampling(Backend backend, const SamplingCase& c) {
+  DeviceArray<float> logits(backend, c.logits);
+  DeviceArray<float> temperature(backend, c.temperature);
+  DeviceArray<int32_t> top_k(backend, c.top_k);
+  DeviceArray<float> top_p(backend, c.top_p);
+  DeviceArray<float> min_p(backend, c.min_p);
+  DeviceArray<uint64_t> seeds(backend, c.seeds);
+  DeviceArray<uint64_t> draw_index(backend, c.draw_index);
+  DeviceArray<int32_t> out(backend, std::vector<int32_t>(c.rows(), -1));
+  SamplingParams p;
+  p.logits = logits.data();
+  p.logits_stride = c.vocab;
+  p.rows = c.rows();
+  p.vocab = c.vocab;
+  p.temperature = temperature.data();
+  p.top_k = top_k.data();
+  p.top_p = top_p.data();
+  p.min_p = min_p.data();
+  p.seeds = seeds.data();
+  p.draw_index = draw_index.data();
+  p.out_tokens = out.data();
+  LaunchSampling(backend, p);
+  return out.Download();
+}
+
+// The weights of the tokens a truncation keeps, renormalised: the expected frequencies.
+std::map<int32_t, double> Normalised(const std::map<int32_t, double>& weights) {
+  double total = 0.0;
+  for (const auto& [id, w] : weights) total += w;
+  std::map<int32_t, double> probabilities;
+  for (const auto& [id, w] : weights) probabilities[id] = w / total;
+  return probabilities;
+}
+
+class SamplingTest : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(SamplingTest, GreedyTakesLowestIdOfTheLargestLogit) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  SamplingCase c;
+  c.vocab = 6;
+  c.AddRow({0.5f, 2.0f, -1.0f, 2.0f, 1.0f, 2.0f}, 0.0f);         // tie: lowest id
+  c.AddRow({kNaN, -3.0f, kNaN, -2.5f, -kInf, -2.5f}, 0.0f);      // NaN counts as -inf
+  c.AddRow({-kInf, -kInf, kNaN, -kInf, -kInf, -kInf}, 0.0f);     // nothing finite: id 0
+  c.AddRow({1.0f, 3.0f, 3.0f, 2.0f, 0.0f, -1.0f}, 1.5f, 1);      // top_k = 1 is argmax
+  c.AddRow({-kInf, kNaN, -kInf, -kInf, -kInf, -kInf}, 1.0f, 0);  // sampling, nothing finite
+  const std::vector<int32_t> want = {1, 3, 0, 1, 0};
+  EXPECT_EQ(RunSampling(GetParam(), c), want);
+}
+
+TEST_P(SamplingTest, DrawFrequenciesFollowTheTruncatedDistribution) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  // weights exp(-i) for logits 3 - i: 1, .368, .135, .050, .018, .0067 (total 1.578).
+  const std::vector<float> logits = {3.0f, 2.0f, 1.0f, 0.0f, -1.0f, -2.0f};
+  struct Truncation {
+    int32_t top_k;
+    float top_p;
+    float min_p;
+    int kept;  // the tokens 0..kept-1 survive
+  };
+  // top_p 0.7: 1/1.578 = .63 < .7 <= 1.368/1.578 = .87 keeps two; min_p 0.1 keeps .135 and up.
+  const std::vector<Truncation> truncations = {{0, 1.0f, 0.0f, 6},  {3, 1.0f, 0.0f, 3},
+                                               {0, 0.7f, 0.0f, 2},  {0, 1.0f, 0.1f, 3},
+                                               {4, 0.97f, 0.0f, 4}, {0, 0.5f, 0.0f, 1}};
+  constexpr int kDraws = 4000;
+  for (const Truncation& t : truncations) {
+    SCOPED_TRACE(::testing::Message()
+                 << "top_k " << t.top_k << " top_p " << t.top_p << " min_p " << t.min_p);
+    SamplingCase c;
+    c.vocab = 6;
+    for (int i = 0; i < kDraws; ++i) c.AddRow(logits, 1.0f, t.top_k, t.top_p, t.min_p, 11, i);
+    std::map<int32_t, double> counts;
+    for (int32_t id : RunSampling(GetParam(), c)) counts[id] += 1.0;
+    std::map<int32_t, double> weights;
+    for (int i = 0; i < t.kept; ++i) weights[i] = std::exp(-static_cast<double>(i));
+    const std::map<int32_t, double> want = Normalised(weights);
+    for (const auto& [id, n] : counts) {
+      EXPECT_TRUE(want.count(id)) << "token " << id << " drawn " << n << " times but truncated";
+    }
+    for (const auto& [id, p] : want) {
+      const double frequency = counts[id] / kDraws;
+      // Five standard deviations of a binomial proportion.
+      EXPECT_NEAR(frequency, p, 5.0 * std::sqrt(p * (1.0 - p) / kDraws) + 1e-9) << "token " << id;
+    }
+  }
+}
+
+TEST_P(SamplingTest, TemperatureSharpensTheDistribution) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  constexpr int kDraws = 4000;
+  SamplingCase c;
+  c.vocab = 2;
+  for (int i = 0; i < kDraws; ++i) c.AddRow({1.0f, 0.0f}, 0.5f, 0, 1.0f, 0.0f, 3, i);
+  int zeros = 0;
+  for (int32_t id : RunSampling(GetParam(), c)) zeros += id == 0;
+  const double p = 1.0 / (1.0 + std::exp(-2.0));  // softmax of [2, 0]
+  EXPECT_NEAR(static_cast<double>(zeros) / kDraws, p, 5.0 * std::sqrt(p * (1 - p) / kDraws));
+}
+
+TEST_P(SamplingTest, TokenDependsOnlyOnTheRowsOwnSeedAndIndex) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  const std::vector<float> logits = RandomFloats(300, 5, -2.0f, 2.0f);
+  SamplingCase alone;
+  alone.vocab = 300;
+  for (int i = 0; i < 16; ++i) alone.AddRow(logits, 1.0f, 0, 0.9f, 0.0f, 42, i);
+  SamplingCase mixed;  // the same rows interleaved with other requests, in reverse order
+  mixed.vocab = 300;
+  const std::vector<float> other = RandomFloats(300, 6, -2.0f, 2.0f);
+  for (int i = 15; i >= 0; --i) {
+    mixed.AddRow(other, 0.7f, 20, 1.0f, 0.0f, 1000 + i, 3);
+    mixed.AddRow(logits, 1.0f, 0, 0.9f, 0.0f, 42, i);
+  }
+  const std::vector<int32_t> solo = RunSampling(GetParam(), alone);
+  const std::vector<int32_t> batched = RunSampling(GetParam(), mixed);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(batched[2 * (15 - i) + 1], solo[i]) << "draw " << i;
+  std::map<int32_t, int> distinct;
+  for (int32_t id : solo) ++distinct[id];
+  EXPECT_GT(distinct.size(), 1u) << "different draw indexes should not all give one token";
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SamplingTest, ::testing::ValuesIn(AllBackends()),
+                         [](const auto& info) { return std::string(BackendName(info.param)); });
+
+// Optimised backends draw for draw against the reference: the same uniforms, so tokens agree
+// except where float summation order moves a boundary (rare); greedy and top_k = 1 exactly.
+class SamplingAgreementTest : public ::testing::TestWithParam<Backend> {};
+
+TEST_P(SamplingAgreementTest, MatchesReferenceDraws) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  for (int vocab : {1, 7, 513, 2048}) {
+    SCOPED_TRACE(::testing::Message() << "vocab " << vocab);
+    SamplingCase c;
+    c.vocab = vocab;
+    const std::vector<float> temperatures = {0.0f, 0.3f, 1.0f, 2.0f};
+    const std::vector<int32_t> top_ks = {0, 1, 5, 50};
+    const std::vector<float> top_ps = {1.0f, 0.9f, 0.5f};
+    int row = 0;
+    for (float t : temperatures) {
+      for (int32_t k : top_ks) {
+        for (float p : top_ps) {
+          for (int repeat = 0; repeat < 4; ++repeat, ++row) {
+            c.AddRow(RandomFloats(vocab, 900 + row, -4.0f, 4.0f), t, k, p,
+                     repeat == 3 ? 0.05f : 0.0f, 77 + row, row);
+          }
+        }
+      }
+    }
+    const std::vector<int32_t> got = RunSampling(GetParam(), c);
+    const std::vector<int32_t> want = RunSampling(Backend::kReference, c);
+    int disagreements = 0;
+    for (int r = 0; r < c.rows(); ++r) {
+      ASSERT_GE(got[r], 0);
+      ASSERT_LT(got[r], vocab);
+      if (c.temperature[r] == 0.0f || c.top_k[r] == 1) {
+        EXPECT_EQ(got[r], want[r]) << "row " << r << " is an argmax";
+      } else {
+        disagreements += got[r] != want[r];
+      }
+    }
+    EXPECT_LE(disagreements, c.rows() / 50) << "draws differing from the reference";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SamplingAgreementTest, ::testing::ValuesIn(OptimisedBackends()),
+                         [](const auto& info) { return std::string(BackendName(info.param)); });
+
+}  // namespace
+}  // namespace slotserve::kernels::testing
