@@ -71,6 +71,10 @@ std::vector<Candidate> KeptCandidates(std::span<const float> logits,
     const double threshold = options.min_p * heaviest;
     std::erase_if(kept, [threshold](const Candidate& c) { return c.weight < threshold; });
   }
+  // The draw walks ids upwards (as kernels/sampling.h does on the device), whatever order
+  // truncation left them in.
+  const auto by_id = [](const Candidate& a, const Candidate& b) { return a.id < b.id; };
+  if (!std::is_sorted(kept.begin(), kept.end(), by_id)) std::sort(kept.begin(), kept.end(), by_id);
   return kept;
 }
 

@@ -45,8 +45,9 @@ int32_t ArgMax(std::span<const float> logits);
 
 // One token from `logits` (already penalised and masked): greedy when temperature is 0,
 // otherwise softmax(logits / temperature) truncated by top-k, then top-p, then min-p
-// (each on what the previous left), renormalised, and sampled by inverse CDF with `uniform`
-// in [0, 1). When nothing has a finite logit, falls back to ArgMax.
+// (each on what the previous left; ranks by higher logit, lower id on ties), renormalised,
+// and sampled by inverse CDF with `uniform` in [0, 1), walking the kept ids upwards. When
+// nothing has a finite logit, falls back to ArgMax.
 int32_t SampleToken(std::span<const float> logits, const SamplingOptions& options, double uniform);
 
 // The probabilities SampleToken draws from (zero outside the kept set), for tests and
