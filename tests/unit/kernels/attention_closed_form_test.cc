@@ -101,6 +101,25 @@ TEST(AbcReferenceTest, EqualSlotLogitsGiveSoftmaxWeightedValueAverage) {
 
 // ---------------------------------------------------------------------------------------- RFA
 
+// One token with q == k (both `qk`), eps 1, no gate, concat order.
+RfaParams RfaQueryEqualsKey(int features, const std::vector<float>& qk, const std::vector<float>& v,
+                            const std::vector<float>& projection, std::vector<float>& out) {
+  RfaParams p;
+  p.rows = 1;
+  p.heads = kHeads;
+  p.head_dim = kDim;
+  p.features = features;
+  p.q = qk.data();
+  p.k = qk.data();
+  p.v = v.data();
+  p.in_stride = kModel;
+  p.projection = projection.data();
+  p.eps = 1.0f;
+  p.out = out.data();
+  p.out_stride = kModel;
+  return p;
+}
+
 TEST(RfaReferenceTest, FirstTokenWithQueryEqualToKeyReturnsValue) {
   // phi(q) . phi(k) = scale^2 * sum_f (sin^2 + cos^2) = scale^2 * D when q == k, so from an
   // empty state out = phi(q).phi(k) v / max(phi(q).phi(k), eps) = v when scale^2 D >= eps,
@@ -114,22 +133,10 @@ TEST(RfaReferenceTest, FirstTokenWithQueryEqualToKeyReturnsValue) {
     for (bool interleave : {false, true}) {
       std::vector<float> out(kModel);
       OneSlot slot(RfaStateFloatsPerLayer(kHeads, kDim, features));
-      RfaParams p;
-      p.rows = 1;
-      p.heads = kHeads;
-      p.head_dim = kDim;
-      p.features = features;
-      p.q = qk.data();
-      p.k = qk.data();
-      p.v = v.data();
+      RfaParams p = RfaQueryEqualsKey(features, qk, v, projection, out);
       p.gate_logits = gated ? gate_logits.data() : nullptr;
-      p.in_stride = kModel;
-      p.projection = projection.data();
       p.feature_scale = 1.0f;
-      p.eps = 1.0f;
       p.interleave = interleave;
-      p.out = out.data();
-      p.out_stride = kModel;
       LaunchRfaPrefill(Backend::kReference, p, slot.Target(0));
       ExpectNear(out, v, 1e-6);
       // z = (1 - g) phi(k); in "concat" order z[f] and z[D + f] are sin and cos of one angle.
@@ -152,20 +159,8 @@ TEST(RfaReferenceTest, DenominatorIsClampedAtEps) {
   const auto projection = RandomFloats(kHeads * features * kDim, 11);
   std::vector<float> out(kModel);
   OneSlot slot(RfaStateFloatsPerLayer(kHeads, kDim, features));
-  RfaParams p;
-  p.rows = 1;
-  p.heads = kHeads;
-  p.head_dim = kDim;
-  p.features = features;
-  p.q = qk.data();
-  p.k = qk.data();
-  p.v = v.data();
-  p.in_stride = kModel;
-  p.projection = projection.data();
+  RfaParams p = RfaQueryEqualsKey(features, qk, v, projection, out);
   p.feature_scale = 0.1f;
-  p.eps = 1.0f;
-  p.out = out.data();
-  p.out_stride = kModel;
   LaunchRfaPrefill(Backend::kReference, p, slot.Target(0));
   std::vector<float> want(kModel);
   for (int c = 0; c < kModel; ++c) want[c] = 0.01f * features * v[c];

@@ -128,6 +128,21 @@ TEST(LinearReferenceTest, HandComputedSmallCase) {
   EXPECT_EQ(y, (std::vector<float>{3, 4, -2, -1, 1, -7}));
 }
 
+// y = x * w for one scalar input and one weight stored in `dtype`.
+LinearParams ScalarLinear(const float* x, const void* weight, DType dtype, float* y) {
+  LinearParams p;
+  p.x = x;
+  p.x_stride = 1;
+  p.rows = 1;
+  p.in_features = 1;
+  p.weight = weight;
+  p.weight_dtype = dtype;
+  p.out_features = 1;
+  p.y = y;
+  p.y_stride = 1;
+  return p;
+}
+
 TEST(LinearReferenceTest, HalfWeightsAreWidenedExactly) {
   // 0.333 is not representable in F16 or BF16: the reference must use the rounded weight.
   const std::vector<float> x = {3.0f};
@@ -135,17 +150,7 @@ TEST(LinearReferenceTest, HalfWeightsAreWidenedExactly) {
     const std::vector<uint16_t> w = EncodeHalfWeights({0.333f}, dtype);
     const float stored = dtype == DType::kF16 ? HalfToFloat(w[0]) : BFloat16ToFloat(w[0]);
     float y = 0;
-    LinearParams p;
-    p.x = x.data();
-    p.x_stride = 1;
-    p.rows = 1;
-    p.in_features = 1;
-    p.weight = w.data();
-    p.weight_dtype = dtype;
-    p.out_features = 1;
-    p.y = &y;
-    p.y_stride = 1;
-    LaunchLinear(Backend::kReference, p);
+    LaunchLinear(Backend::kReference, ScalarLinear(&x[0], w.data(), dtype, &y));
     EXPECT_EQ(y, static_cast<float>(3.0 * stored)) << DTypeName(dtype);
   }
 }
@@ -155,17 +160,8 @@ TEST(LinearCpuDeathTest, RefusesHalfWeightsLoudly) {
   const std::vector<float> x = {1.0f};
   const std::vector<uint16_t> w = {FloatToHalf(1.0f)};
   float y = 0;
-  LinearParams p;
-  p.x = x.data();
-  p.x_stride = 1;
-  p.rows = 1;
-  p.in_features = 1;
-  p.weight = w.data();
-  p.weight_dtype = DType::kF16;
-  p.out_features = 1;
-  p.y = &y;
-  p.y_stride = 1;
-  EXPECT_DEATH(LaunchLinear(Backend::kCpu, p), "expects F32 weights");
+  EXPECT_DEATH(LaunchLinear(Backend::kCpu, ScalarLinear(&x[0], w.data(), DType::kF16, &y)),
+               "expects F32 weights");
 }
 
 }  // namespace
