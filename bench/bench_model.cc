@@ -1,0 +1,170 @@
+#include "bench/bench_model.h"
+
+#include <algorithm>
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "models/model_config.h"
+
+namespace slotserve::bench {
+namespace {
+
+// model.safetensors = 8-byte little-endian header length, JSON header, tensor data.
+absl::StatusOr<int64_t> SafetensorsDataBytes(const std::filesystem::path& path) {
+  std::ifstream file(path, std::ios::binary);
+  uint8_t length_bytes[8] = {};
+  if (!file.read(reinterpret_cast<char*>(length_bytes), sizeof(length_bytes))) {
+    return absl::NotFoundError(
+        absl::StrCat(path.string(), ": cannot read the 8-byte safetensors header length"));
+  }
+  uint64_t header_length = 0;
+  for (int i = 7; i >= 0; --i) header_length = (header_length << 8) | length_bytes[i];
+  std::error_code error;
+  const auto file_size = std::filesystem::file_size(path, error);
+  if (error || file_size < 8 + header_length) {
+    return absl::InvalidArgumentError(absl::StrCat(path.string(), ": file size ", file_size,
+                                                   " is smaller than its header (",
+                                                   8 + header_length, " bytes)"));
+  }
+  return static_cast<int64_t>(file_size - 8 - header_length);
+}
+
+}  // namespace
+
+std::vector<int32_t> SyntheticTokens(int count, int vocab, uint32_t seed) {
+  std::vector<int32_t> tokens(std::max(count, 0));
+  uint32_t x = seed * 2654435761u + 12345u;
+  const int32_t range = std::max(vocab - 3, 1);
+  for (auto& token : tokens) {
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    token = 3 + static_cast<int32_t>(x % range);
+  }
+  return tokens;
+}
+
+absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesystem::path& dir,
+                                                             kernels::Backend backend,
+                                                             int batch_slots) {
+  if (batch_slots <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("BenchModel::Load: batch_slots must be > 0, got ", batch_slots));
+  }
+  std::unique_ptr<BenchModel> bench(new BenchModel());
+  bench->name_ = dir.filename().string();
+  if (bench->name_.empty()) bench->name_ = dir.parent_path().filename().string();
+  auto model = models::LanguageModel::Load(dir, backend);
+  if (!model.ok()) return model.status();
+  bench->model_ = std::move(*model);
+  auto states = bench->model_->AllocateStates(batch_slots + 1);
+  if (!states.ok()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        dir.string(), ": cannot allocate ", batch_slots + 1, " state slots of ",
+        bench->model_->state_bytes_per_request(), " bytes: ", states.status().message()));
+  }
+  bench->states_ = std::move(*states);
+  auto weight_bytes = SafetensorsDataBytes(dir / "model.safetensors");
+  if (!weight_bytes.ok()) return weight_bytes.status();
+  bench->weight_bytes_ = *weight_bytes;
+  const int vocab = bench->config().vocab_size;
+  bench->step_tokens_ = SyntheticTokens(batch_slots, vocab, /*seed=*/7);
+  bench->step_slots_.resize(batch_slots);
+  for (int i = 0; i < batch_slots; ++i) bench->step_slots_[i] = i;
+  bench->logits_.resize(static_cast<size_t>(batch_slots) * vocab);
+  return bench;
+}
+
+std::string BenchModel::kind() const { return models::AttentionKindName(config().attention.kind); }
+
+int BenchModel::pristine_context() const { return states_->position(pristine_slot()); }
+
+absl::Status BenchModel::GrowPristineContext(int length) {
+  const int have = pristine_context();
+  if (length < have) {
+    if (absl::Status status = states_->Reset(pristine_slot()); !status.ok()) return status;
+    return GrowPristineContext(length);
+  }
+  if (length == have) return absl::OkStatus();
+  if (static_cast<int>(context_tokens_.size()) < length) {
+    context_tokens_ = SyntheticTokens(length, config().vocab_size, /*seed=*/1);
+  }
+  std::span<const int32_t> missing(context_tokens_.data() + have, length - have);
+  return model_->Prefill(*states_, pristine_slot(), missing, models::LogitsWanted::kLastToken,
+                         std::span<float>(logits_.data(), config().vocab_size));
+}
+
+absl::Status BenchModel::CopyPristineToBatch(int batch) {
+  for (int slot = 0; slot < batch; ++slot) {
+    if (absl::Status status = states_->Copy(pristine_slot(), slot); !status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status BenchModel::Step(int batch) {
+  if (batch <= 0 || batch > batch_slots()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("Step: batch must be in [1, ", batch_slots(), "], got ", batch));
+  }
+  const size_t rows = static_cast<size_t>(batch);
+  return model_->Step(*states_, std::span<const int32_t>(step_slots_.data(), rows),
+                      std::span<const int32_t>(step_tokens_.data(), rows),
+                      std::span<float>(logits_.data(), rows * config().vocab_size));
+}
+
+absl::Status BenchModel::PrefillIntoEmptySlot(int length) {
+  if (static_cast<int>(context_tokens_.size()) < length) {
+    context_tokens_ = SyntheticTokens(length, config().vocab_size, /*seed=*/1);
+  }
+  return model_->Prefill(*states_, 0, std::span<const int32_t>(context_tokens_.data(), length),
+                         models::LogitsWanted::kLastToken,
+                         std::span<float>(logits_.data(), config().vocab_size));
+}
+
+double BenchModel::MatmulFlopsPerToken() const {
+  const models::ModelConfig& c = config();
+  const double e = c.d_model;
+  const models::AttentionConfig& a = c.attention;
+  double projection_width = 3 * e;  // q, k, v
+  switch (a.kind) {
+    case models::AttentionKind::kAbc:
+      projection_width += static_cast<double>(c.n_heads) * a.slots;  // slot_proj
+      break;
+    case models::AttentionKind::kRfa:
+      if (a.gate) projection_width += c.n_heads;  // gate_proj
+      break;
+    case models::AttentionKind::kLuna:
+      projection_width += e;                // pc_proj
+      if (a.tie_kv) projection_width -= e;  // no v_proj
+      break;
+    case models::AttentionKind::kSoftmax:
+      break;
+  }
+  const double per_layer = e * projection_width + e * e + 2 * e * c.d_ffn;
+  const double head = static_cast<double>(c.vocab_size) * e;
+  return 2 * (c.n_layers * per_layer + head);
+}
+
+double BenchModel::AttentionFlopsPerToken(int context) const {
+  const models::ModelConfig& c = config();
+  const double d = c.head_dim();
+  const models::AttentionConfig& a = c.attention;
+  double per_head = 0;
+  switch (a.kind) {
+    case models::AttentionKind::kAbc:  // K~, V~ updates, scores, output: 4 M x d multiply-adds
+      per_head = 8.0 * a.slots * d;
+      break;
+    case models::AttentionKind::kRfa:  // phi(q), phi(k), S update, readout: 6 D x d
+      per_head = 12.0 * a.features * d;
+      break;
+    case models::AttentionKind::kLuna:  // p_t, A and C updates, q.A, a.C: 5 L x d
+      per_head = 10.0 * a.length * d;
+      break;
+    case models::AttentionKind::kSoftmax:  // q.K and a.V over the cache: 2 context x d
+      per_head = 4.0 * std::max(context, 1) * d;
+      break;
+  }
+  return static_cast<double>(c.n_layers) * c.n_heads * per_head;
+}
+
+}  // namespace slotserve::bench

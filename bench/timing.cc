@@ -1,0 +1,46 @@
+#include "bench/timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+
+namespace slotserve::bench {
+
+double Percentile(std::vector<double> values, double percentile) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const double rank = std::clamp(percentile, 0.0, 100.0) / 100.0 * (values.size() - 1);
+  const size_t below = static_cast<size_t>(std::floor(rank));
+  const size_t above = std::min(below + 1, values.size() - 1);
+  const double fraction = rank - below;
+  return values[below] + fraction * (values[above] - values[below]);
+}
+
+absl::StatusOr<Timing> TimeRepeats(const RepeatPlan& plan, double units,
+                                   const std::function<absl::Status()>& setup,
+                                   const std::function<absl::Status()>& body) {
+  if (plan.repeats <= 0 || plan.warmup < 0 || units <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("TimeRepeats: need repeats > 0, warmup >= 0 and units > 0, got repeats ",
+                     plan.repeats, ", warmup ", plan.warmup, ", units ", units));
+  }
+  std::vector<double> seconds_per_unit;
+  for (int run = 0; run < plan.warmup + plan.repeats; ++run) {
+    if (setup) {
+      if (absl::Status status = setup(); !status.ok()) return status;
+    }
+    const double start = NowSeconds();
+    if (absl::Status status = body(); !status.ok()) return status;
+    const double elapsed = NowSeconds() - start;
+    if (run >= plan.warmup) seconds_per_unit.push_back(elapsed / units);
+  }
+  Timing timing;
+  timing.median = Percentile(seconds_per_unit, 50);
+  timing.p10 = Percentile(seconds_per_unit, 10);
+  timing.p90 = Percentile(seconds_per_unit, 90);
+  timing.repeats = plan.repeats;
+  return timing;
+}
+
+}  // namespace slotserve::bench
