@@ -10,6 +10,8 @@ packages=(
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
   python3 python3-torch python3-numpy
   bible-kjv bible-kjv-text
+  # Benchmark plots (scripts/bench.sh) and profiles of missed targets (docs/PERFORMANCE.md).
+  gnuplot-nox valgrind
 )
 
 # Deploy checks (tests/deploy): yamllint, promtool (prometheus), the Compose schema
