@@ -14,9 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "models/language_model.h"
 #include "models/status_macros.h"
+#include "models/tools/command_line.h"
 #include "models/tools/generate_options.h"
 
 namespace slotserve::models {
@@ -113,11 +113,6 @@ absl::StatusOr<std::vector<int32_t>> Generate(const GenerateOptions& options) {
   return generated;
 }
 
-// The message on one line, whatever the status text holds.
-std::string OneLine(const absl::Status& status) {
-  return absl::StrReplaceAll(status.message(), {{"\r", " "}, {"\n", " "}});
-}
-
 }  // namespace
 }  // namespace slotserve::models
 
@@ -126,8 +121,8 @@ int main(int argc, char** argv) {
   const std::vector<std::string> args(argv, argv + argc);
   auto options = ParseGenerateOptions(args);
   if (!options.ok()) {
-    std::cerr << "slotserve-generate: " << OneLine(options.status()) << " (" << kGenerateUsage
-              << ")\n";
+    std::cerr << "slotserve-generate: " << OneLineMessage(options.status()) << " ("
+              << kGenerateUsage << ")\n";
     return 2;
   }
   if (options->help) {
@@ -136,7 +131,7 @@ int main(int argc, char** argv) {
   }
   auto generated = Generate(*options);
   if (!generated.ok()) {
-    std::cerr << "slotserve-generate: " << OneLine(generated.status()) << "\n";
+    std::cerr << "slotserve-generate: " << OneLineMessage(generated.status()) << "\n";
     return 1;
   }
   std::cout << absl::StrJoin(*generated, ",") << "\n";

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "models/tools/command_line.h"
 
 namespace slotserve::models {
 namespace {
@@ -98,17 +99,9 @@ absl::StatusOr<GenerateOptions> ParseGenerateOptions(const std::vector<std::stri
     }
   }
   if (values.contains("--backend")) {
-    const std::string& backend = values["--backend"];
-    if (backend == "reference") {
-      options.backend = kernels::Backend::kReference;
-    } else if (backend == "cpu") {
-      options.backend = kernels::Backend::kCpu;
-    } else if (backend == "cuda") {
-      options.backend = kernels::Backend::kCuda;
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--backend must be reference, cpu or cuda, got \"", backend, "\""));
-    }
+    auto backend = ParseBackendFlag(values["--backend"]);
+    if (!backend.ok()) return backend.status();
+    options.backend = *backend;
   }
   return options;
 }
