@@ -1,0 +1,233 @@
+// slotserve-perplexity: test-set perplexity of a model directory computed by the C++ engine,
+// with the evaluation protocol of models/python/evaluation.py (the PyTorch side does the same,
+// so the two numbers are comparable token for token):
+//
+//   --ids FILE holds one book per line (token ids, space-separated, no BOS). Each book is cut
+//   into consecutive windows of --window tokens (the last one shorter). A window starts from an
+//   empty state: the model reads BOS and the window's tokens but the last, streamed through
+//   LanguageModel::Prefill in pieces of --prefill-chunk tokens (the recurrent state carries
+//   across pieces), and every token of the window is scored: -log softmax(logits)[token].
+//
+// Prints one JSON object: tokens scored, summed negative log-likelihood (nats), perplexity,
+// windows, state bytes per request, seconds. Errors: one line on stderr, exit status 1 (2 for
+// bad flags).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "models/language_model.h"
+#include "models/status_macros.h"
+
+namespace slotserve::models {
+namespace {
+
+constexpr char kUsage[] =
+    "usage: slotserve-perplexity --model DIR --ids FILE --window N [--prefill-chunk K] "
+    "[--max-tokens N] [--backend reference|cpu|cuda]";
+
+struct PerplexityOptions {
+  std::string model_dir;
+  std::string ids_file;
+  int window = 0;
+  int prefill_chunk = 64;
+  int64_t max_tokens = 0;  // 0 = every token of the file
+  kernels::Backend backend = kernels::Backend::kCpu;
+};
+
+absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string& text) {
+  int64_t value;
+  if (!absl::SimpleAtoi(text, &value) || value < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " expects a positive integer, got \"", text, "\""));
+  }
+  return value;
+}
+
+absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& args) {
+  std::map<std::string, std::string> values;
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string& flag = args[i];
+    static const char* const kFlags[] = {"--model",      "--ids",     "--window",
+                                         "--max-tokens", "--backend", "--prefill-chunk"};
+    if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
+      return absl::InvalidArgumentError(absl::StrCat("unknown argument \"", flag, "\""));
+    }
+    if (i + 1 >= args.size())
+      return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
+    values[flag] = args[++i];
+  }
+  for (const char* required : {"--model", "--ids", "--window"}) {
+    if (!values.contains(required)) {
+      return absl::InvalidArgumentError(absl::StrCat("missing required flag ", required));
+    }
+  }
+  PerplexityOptions options;
+  options.model_dir = values["--model"];
+  options.ids_file = values["--ids"];
+  SLOTSERVE_ASSIGN_OR_RETURN(const int64_t window, ParsePositive("--window", values["--window"]));
+  options.window = static_cast<int>(window);
+  if (values.contains("--prefill-chunk")) {
+    SLOTSERVE_ASSIGN_OR_RETURN(const int64_t chunk,
+                               ParsePositive("--prefill-chunk", values["--prefill-chunk"]));
+    options.prefill_chunk = static_cast<int>(chunk);
+  }
+  if (values.contains("--max-tokens")) {
+    SLOTSERVE_ASSIGN_OR_RETURN(options.max_tokens,
+                               ParsePositive("--max-tokens", values["--max-tokens"]));
+  }
+  if (values.contains("--backend")) {
+    const std::string& name = values["--backend"];
+    if (name == "reference") {
+      options.backend = kernels::Backend::kReference;
+    } else if (name == "cpu") {
+      options.backend = kernels::Backend::kCpu;
+    } else if (name == "cuda") {
+      options.backend = kernels::Backend::kCuda;
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--backend must be reference, cpu or cuda, got \"", name, "\""));
+    }
+  }
+  return options;
+}
+
+// One book per non-empty line.
+absl::StatusOr<std::vector<std::vector<int32_t>>> ReadBooks(const std::string& path) {
+  std::ifstream file(path);
+  if (!file) return absl::NotFoundError(absl::StrCat("--ids: cannot read ", path));
+  std::vector<std::vector<int32_t>> books;
+  std::string line;
+  for (int line_number = 1; std::getline(file, line); ++line_number) {
+    std::istringstream tokens(line);
+    std::vector<int32_t> book;
+    std::string token;
+    while (tokens >> token) {
+      int32_t id;
+      if (!absl::SimpleAtoi(token, &id) || id < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            path, ":", line_number, ": expected non-negative token ids, got \"", token, "\""));
+      }
+      book.push_back(id);
+    }
+    if (!book.empty()) books.push_back(std::move(book));
+  }
+  if (books.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no token ids"));
+  return books;
+}
+
+// -log softmax(row)[target], in double.
+double NegativeLogLikelihood(std::span<const float> row, int32_t target) {
+  const float max_logit = *std::max_element(row.begin(), row.end());
+  double sum = 0.0;
+  for (const float logit : row) sum += std::exp(static_cast<double>(logit) - max_logit);
+  return std::log(sum) + max_logit - static_cast<double>(row[target]);
+}
+
+struct Totals {
+  double nll = 0.0;
+  int64_t tokens = 0;
+  int64_t windows = 0;
+};
+
+absl::StatusOr<Totals> Evaluate(const PerplexityOptions& options, LanguageModel& model,
+                                const std::vector<std::vector<int32_t>>& books) {
+  const ModelConfig& config = model.config();
+  const int vocab = config.vocab_size;
+  if (options.window > model.max_positions()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--window ", options.window, " exceeds the model's max positions ", model.max_positions()));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<StateArena> states, model.AllocateStates(1));
+  Totals totals;
+  std::vector<int32_t> inputs;
+  std::vector<float> logits;
+  for (const std::vector<int32_t>& book : books) {
+    for (size_t start = 0; start < book.size(); start += options.window) {
+      const size_t length = std::min(book.size() - start, static_cast<size_t>(options.window));
+      if (options.max_tokens > 0 && totals.tokens > 0 &&
+          totals.tokens + static_cast<int64_t>(length) > options.max_tokens) {
+        return totals;
+      }
+      const std::span<const int32_t> targets(book.data() + start, length);
+      inputs.assign({config.bos_id});
+      inputs.insert(inputs.end(), targets.begin(), targets.end() - 1);
+      SLOTSERVE_RETURN_IF_ERROR(states->Reset(0));
+      for (size_t first = 0; first < length; first += options.prefill_chunk) {
+        const size_t piece = std::min(length - first, static_cast<size_t>(options.prefill_chunk));
+        logits.resize(piece * vocab);
+        SLOTSERVE_RETURN_IF_ERROR(
+            model.Prefill(*states, 0, std::span<const int32_t>(inputs).subspan(first, piece),
+                          LogitsWanted::kEveryToken, logits));
+        for (size_t i = 0; i < piece; ++i) {
+          const int32_t target = targets[first + i];
+          if (target >= vocab) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                "--ids: token ", target, " is outside the model's vocabulary [0, ", vocab, ")"));
+          }
+          totals.nll += NegativeLogLikelihood(
+              std::span<const float>(logits).subspan(i * vocab, vocab), target);
+        }
+      }
+      totals.tokens += static_cast<int64_t>(length);
+      ++totals.windows;
+    }
+  }
+  return totals;
+}
+
+absl::Status Run(const PerplexityOptions& options) {
+  const auto started = std::chrono::steady_clock::now();
+  SLOTSERVE_ASSIGN_OR_RETURN(const auto books, ReadBooks(options.ids_file));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<LanguageModel> model,
+                             LanguageModel::Load(options.model_dir, options.backend));
+  SLOTSERVE_ASSIGN_OR_RETURN(const Totals totals, Evaluate(options, *model, books));
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::cout << absl::StrFormat(
+      "{\"attention\": \"%s\", \"tokens\": %d, \"windows\": %d, \"window\": %d, "
+      "\"nll\": %.6f, \"perplexity\": %.6f, \"state_bytes_per_request\": %d, "
+      "\"backend\": \"%s\", \"seconds\": %.2f}\n",
+      AttentionKindName(model->config().attention.kind), totals.tokens, totals.windows,
+      options.window, totals.nll, std::exp(totals.nll / static_cast<double>(totals.tokens)),
+      model->state_bytes_per_request(), kernels::BackendName(options.backend), seconds);
+  return absl::OkStatus();
+}
+
+std::string OneLine(const absl::Status& status) {
+  return absl::StrReplaceAll(status.message(), {{"\r", " "}, {"\n", " "}});
+}
+
+}  // namespace
+}  // namespace slotserve::models
+
+int main(int argc, char** argv) {
+  using namespace slotserve::models;
+  const std::vector<std::string> args(argv, argv + argc);
+  if (args.size() == 2 && (args[1] == "--help" || args[1] == "-h")) {
+    std::cout << kUsage << "\n";
+    return 0;
+  }
+  auto options = ParseOptions(args);
+  if (!options.ok()) {
+    std::cerr << "slotserve-perplexity: " << OneLine(options.status()) << " (" << kUsage << ")\n";
+    return 2;
+  }
+  const absl::Status status = Run(*options);
+  if (!status.ok()) {
+    std::cerr << "slotserve-perplexity: " << OneLine(status) << "\n";
+    return 1;
+  }
+  return 0;
+}
