@@ -1,0 +1,36 @@
+#include "server/service/generation_gateway.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/service/request_parsing.h"
+
+namespace slotserve::server {
+
+absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline) {
+  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(deadline);
+}
+
+GenerationGateway::GenerationGateway(engine::Scheduler& scheduler, ServerMetrics* metrics)
+    : scheduler_(scheduler), metrics_(metrics) {}
+
+absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
+    const v1::GenerateRequest& request, std::chrono::system_clock::time_point deadline,
+    std::shared_ptr<engine::GenerationSink> sink, std::string* request_id) {
+  absl::StatusOr<engine::GenerationRequest> parsed =
+      ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
+                           DeadlineFromGrpc(deadline));
+  absl::StatusOr<engine::RequestId> id = parsed.status();
+  if (parsed.ok()) {
+    if (parsed->request_id.empty()) {
+      parsed->request_id = absl::StrCat("req-", next_request_number_.fetch_add(1));
+    }
+    *request_id = parsed->request_id;
+    id = scheduler_.Submit(*std::move(parsed), std::move(sink));
+  }
+  if (!id.ok() && metrics_ != nullptr) metrics_->OnRequestRefused(id.status().code());
+  return id;
+}
+
+}  // namespace slotserve::server

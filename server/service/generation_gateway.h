@@ -1,0 +1,46 @@
+// What a Generate or Complete call needs from the server: the wire request parsed and
+// submitted to the scheduler, cancellation, and refusals counted in the metrics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/engine/generation_events.h"
+#include "server/engine/scheduler.h"
+#include "server/service/server_metrics.h"
+#include "slotserve/v1/slotserve.pb.h"
+
+namespace slotserve::server {
+
+class GenerationGateway {
+ public:
+  // `metrics` may be null. Both must outlive the gateway.
+  GenerationGateway(engine::Scheduler& scheduler, ServerMetrics* metrics);
+
+  // Parses `request` and submits it; the sink then gets the request's events on the engine
+  // thread. On error nothing was submitted and the sink is never called. `request_id` receives
+  // the client's id, or one made up when the client sent none.
+  absl::StatusOr<engine::RequestId> Submit(const v1::GenerateRequest& request,
+                                           std::chrono::system_clock::time_point deadline,
+                                           std::shared_ptr<engine::GenerationSink> sink,
+                                           std::string* request_id);
+
+  void Cancel(engine::RequestId id) { scheduler_.Cancel(id); }
+
+  engine::Scheduler& scheduler() { return scheduler_; }
+
+ private:
+  engine::Scheduler& scheduler_;
+  ServerMetrics* metrics_;
+  std::atomic<uint64_t> next_request_number_{1};
+};
+
+// gRPC's "no deadline" (time_point::max) becomes absl::InfiniteFuture.
+absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline);
+
+}  // namespace slotserve::server

@@ -1,0 +1,122 @@
+#include "server/service/request_parsing.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/engine/utf8.h"
+
+namespace slotserve::server {
+namespace {
+
+// The engine's counts are int32; a larger uint32 from the wire must still be refused by the
+// engine's range check, not wrap to a negative number.
+int32_t SaturateToInt32(uint32_t value) {
+  return static_cast<int32_t>(
+      std::min<uint32_t>(value, static_cast<uint32_t>(std::numeric_limits<int32_t>::max())));
+}
+
+// Prompt text and stop sequences are proto `bytes`, so nothing checked them on the way in.
+absl::Status CheckUtf8(const std::string& text, absl::string_view field) {
+  if (engine::IsValidUtf8(text)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " must be valid UTF-8, got bytes that are not"));
+}
+
+engine::SamplingOptions ParseSampling(const v1::SamplingParams& proto) {
+  engine::SamplingOptions options;
+  if (proto.has_temperature()) options.temperature = proto.temperature();
+  options.top_k = proto.top_k();
+  if (proto.has_top_p()) options.top_p = proto.top_p();
+  options.min_p = proto.min_p();
+  if (proto.has_repetition_penalty()) options.repetition_penalty = proto.repetition_penalty();
+  options.presence_penalty = proto.presence_penalty();
+  options.frequency_penalty = proto.frequency_penalty();
+  if (proto.has_seed()) options.seed = proto.seed();
+  return options;
+}
+
+absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& proto) {
+  engine::StoppingOptions options;
+  if (proto.has_max_new_tokens()) {
+    if (proto.max_new_tokens() == 0) {
+      return absl::InvalidArgumentError(
+          "stopping.max_new_tokens must be > 0 when set (leave it unset for the server's "
+          "default), got 0");
+    }
+    options.max_new_tokens = SaturateToInt32(proto.max_new_tokens());
+  }
+  options.min_new_tokens = SaturateToInt32(proto.min_new_tokens());
+  for (int i = 0; i < proto.stop_sequences_size(); ++i) {
+    const std::string& stop = proto.stop_sequences(i);
+    absl::Status utf8 = CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]"));
+    if (!utf8.ok()) return utf8;
+    options.stop_sequences.push_back(stop);
+  }
+  options.stop_token_ids.assign(proto.stop_token_ids().begin(), proto.stop_token_ids().end());
+  options.ignore_eos = proto.ignore_eos();
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
+                                                const engine::Tokenizer* tokenizer, int bos_id) {
+  if (tokenizer == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        field, ": this model directory has no tokenizer.model; send token_ids instead"));
+  }
+  absl::Status utf8 = CheckUtf8(text, field);
+  if (!utf8.ok()) return utf8;
+  absl::StatusOr<std::vector<int32_t>> pieces = tokenizer->Encode(text);
+  if (!pieces.ok()) {
+    return absl::Status(pieces.status().code(),
+                        absl::StrCat(field, ": ", pieces.status().message()));
+  }
+  std::vector<int32_t> ids;
+  ids.reserve(pieces->size() + 1);
+  if (bos_id >= 0) ids.push_back(bos_id);
+  ids.insert(ids.end(), pieces->begin(), pieces->end());
+  return ids;
+}
+
+absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
+                                                               const engine::Tokenizer* tokenizer,
+                                                               int bos_id, absl::Time deadline) {
+  engine::GenerationRequest parsed;
+  parsed.request_id = request.request_id();
+  switch (request.prompt_case()) {
+    case v1::GenerateRequest::kText: {
+      if (request.text().empty()) {
+        return absl::InvalidArgumentError("text must not be empty");
+      }
+      absl::StatusOr<std::vector<int32_t>> ids =
+          EncodeText(request.text(), "text", tokenizer, bos_id);
+      if (!ids.ok()) return ids.status();
+      parsed.prompt_ids = *std::move(ids);
+      break;
+    }
+    case v1::GenerateRequest::kTokenIds:
+      if (request.token_ids().ids().empty()) {
+        return absl::InvalidArgumentError("token_ids.ids must not be empty");
+      }
+      parsed.prompt_ids.assign(request.token_ids().ids().begin(), request.token_ids().ids().end());
+      break;
+    case v1::GenerateRequest::PROMPT_NOT_SET:
+      return absl::InvalidArgumentError(
+          "prompt must be set: give either text or token_ids, got neither");
+  }
+  parsed.sampling = ParseSampling(request.sampling());
+  absl::StatusOr<engine::StoppingOptions> stopping = ParseStopping(request.stopping());
+  if (!stopping.ok()) return stopping.status();
+  parsed.stopping = *std::move(stopping);
+  parsed.logprobs.enabled = request.logprobs().enabled();
+  parsed.logprobs.top_n = SaturateToInt32(request.logprobs().top_n());
+  parsed.deadline = deadline;
+  return parsed;
+}
+
+}  // namespace slotserve::server

@@ -1,0 +1,180 @@
+#include "server/service/server_lifecycle.h"
+
+#include <cblas.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "models/language_model.h"
+#include "server/engine/scheduler.h"
+#include "server/engine/tokenizer.h"
+#include "server/service/metrics_endpoint.h"
+#include "server/service/server_metrics.h"
+#include "server/service/slotserve_service.h"
+
+#ifndef SLOTSERVE_VERSION
+#define SLOTSERVE_VERSION "unknown"
+#endif
+
+namespace slotserve::server {
+namespace {
+
+sigset_t ShutdownSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  return signals;
+}
+
+int WaitForShutdownSignal() {
+  sigset_t signals = ShutdownSignals();
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  return signal_number;
+}
+
+std::string ModelName(const std::filesystem::path& dir) {
+  std::filesystem::path normalized = dir.lexically_normal();
+  if (normalized.filename().empty()) normalized = normalized.parent_path();
+  return normalized.filename().string();
+}
+
+// "abc, 32 slots"
+std::string DescribeAttention(const models::AttentionConfig& attention) {
+  const char* kind = models::AttentionKindName(attention.kind);
+  switch (attention.kind) {
+    case models::AttentionKind::kAbc:
+      return absl::StrCat(kind, ", ", attention.slots, " slots");
+    case models::AttentionKind::kRfa:
+      return absl::StrCat(kind, ", ", attention.features, " random features");
+    case models::AttentionKind::kLuna:
+      return absl::StrCat(kind, ", projected length ", attention.length);
+    case models::AttentionKind::kSoftmax:
+      return absl::StrCat(kind, ", KV cache up to ", attention.max_context, " tokens");
+  }
+  return kind;
+}
+
+// "host:port" with the port the listener actually got (port 0 asks for a free one).
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  return absl::StrCat(address.substr(0, colon == std::string::npos ? address.size() : colon), ":",
+                      port);
+}
+
+}  // namespace
+
+void BlockShutdownSignals() {
+  sigset_t signals = ShutdownSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+
+absl::Status RunServer(const ServerConfig& config) {
+  const std::filesystem::path model_dir(config.model_dir);
+  if (!std::filesystem::is_directory(model_dir)) {
+    return absl::NotFoundError(absl::StrCat(
+        "--model=", config.model_dir,
+        ": not a directory (expected config.json, model.safetensors and tokenizer.model; "
+        "scripts/make-default-model.sh builds the default one)"));
+  }
+  if (config.threads > 0) openblas_set_num_threads(config.threads);
+
+  std::unique_ptr<engine::Tokenizer> tokenizer;
+  if (absl::StatusOr<std::unique_ptr<engine::Tokenizer>> loaded =
+          engine::Tokenizer::LoadFromModelDir(model_dir);
+      loaded.ok()) {
+    tokenizer = *std::move(loaded);
+  } else if (absl::IsNotFound(loaded.status())) {
+    std::fprintf(stderr, "slotserve-server: warning: %s\n",
+                 std::string(loaded.status().message()).c_str());
+  } else {
+    return loaded.status();
+  }
+  absl::StatusOr<std::unique_ptr<models::LanguageModel>> model =
+      models::LanguageModel::Load(model_dir, config.backend);
+  if (!model.ok()) return model.status();
+  const models::ModelConfig model_config = (*model)->config();
+  const int64_t state_bytes = (*model)->state_bytes_per_request();
+  const std::string model_name = ModelName(model_dir);
+
+  ServerMetrics metrics(BuildInfo{SLOTSERVE_VERSION, model_name,
+                                  models::AttentionKindName(model_config.attention.kind),
+                                  kernels::BackendName(config.backend)},
+                        config.scheduler.max_slots, state_bytes);
+  absl::StatusOr<std::unique_ptr<engine::Scheduler>> scheduler =
+      engine::Scheduler::Create(*std::move(model), tokenizer.get(), config.scheduler, &metrics);
+  if (!scheduler.ok()) return scheduler.status();
+
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics_endpoint =
+      MetricsEndpoint::Start(config.metrics_address, metrics.registry());
+  if (!metrics_endpoint.ok()) return metrics_endpoint.status();
+
+  SlotServeService service(**scheduler, &metrics, model_name);
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int grpc_port = 0;
+  builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &grpc_port);
+  builder.RegisterService(&service);
+  std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
+  if (grpc_server == nullptr || grpc_port == 0) {
+    return absl::UnavailableError(absl::StrCat(
+        "--listen=", config.listen_address, ": cannot listen there (address in use or invalid?)"));
+  }
+  (*scheduler)->Start();
+
+  const int metrics_port = (*metrics_endpoint)->port();
+  std::fprintf(stderr,
+               "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
+               "request, %d state slots (%.1f MiB), listening on %s, metrics on "
+               "http://%s/metrics\n",
+               model_name.c_str(), config.model_dir.c_str(),
+               DescribeAttention(model_config.attention).c_str(),
+               kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
+               config.scheduler.max_slots,
+               static_cast<double>(state_bytes) * config.scheduler.max_slots / (1 << 20),
+               WithPort(config.listen_address, grpc_port).c_str(),
+               WithPort(config.metrics_address, metrics_port).c_str());
+  std::fflush(stderr);
+
+  const int signal_number = WaitForShutdownSignal();
+  const engine::SchedulerStats at_signal = (*scheduler)->stats();
+  std::fprintf(stderr,
+               "slotserve-server: %s: draining (%d running, %d queued, up to %s), refusing new "
+               "requests\n",
+               sigabbrev_np(signal_number), at_signal.running, at_signal.queued,
+               absl::FormatDuration(config.drain_timeout).c_str());
+  std::fflush(stderr);
+  grpc_server->GetHealthCheckService()->SetServingStatus(false);
+  (*scheduler)->BeginDrain();
+  const bool drained = (*scheduler)->WaitIdle(absl::Now() + config.drain_timeout);
+  const engine::SchedulerStats at_stop = (*scheduler)->stats();
+  // Ends whatever is left with UNAVAILABLE, so every call can finish before gRPC shuts down.
+  (*scheduler)->Stop();
+  grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  if (drained) {
+    std::fprintf(stderr, "slotserve-server: drained, exiting\n");
+  } else {
+    std::fprintf(stderr,
+                 "slotserve-server: drain timeout: cut off %d running and %d queued requests, "
+                 "exiting\n",
+                 at_stop.running, at_stop.queued);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace slotserve::server
