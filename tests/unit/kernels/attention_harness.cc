@@ -35,6 +35,8 @@ std::vector<AttentionVariant> AllAttentionVariants() {
   std::vector<AttentionVariant> variants = {
       {"abc_small", AttentionKind::kAbc, 3, 5, 7},
       {"abc_bundled", AttentionKind::kAbc, 4, 64, 32},
+      // d = 45 = 32 + 8 + 5 walks every tail of the vectorised dot product.
+      {"abc_odd", AttentionKind::kAbc, 2, 45, 33},
       {"rfa_plain_concat", AttentionKind::kRfa, 3, 5, 6, false, false},
       {"rfa_plain_interleave", AttentionKind::kRfa, 2, 9, 5, false, true},
       {"rfa_gated_concat", AttentionKind::kRfa, 3, 5, 6, true, false},
@@ -42,6 +44,7 @@ std::vector<AttentionVariant> AllAttentionVariants() {
       {"rfa_bundled", AttentionKind::kRfa, 4, 64, 32, true, false},
       {"softmax_small", AttentionKind::kSoftmax, 3, 5, 40},
       {"softmax_bundled", AttentionKind::kSoftmax, 4, 64, 40},
+      {"softmax_odd", AttentionKind::kSoftmax, 2, 45, 40},
   };
   for (LunaActivation activation : {LunaActivation::kSoftplus, LunaActivation::kElu1}) {
     for (bool tie : {false, true}) {

@@ -44,6 +44,11 @@ std::string Describe(const AttentionVariant& v, Backend b, const std::string& wh
 class AttentionVsReferenceTest
     : public ::testing::TestWithParam<std::tuple<BackendCase, AttentionVariant>> {};
 
+std::string VsReferenceName(
+    const ::testing::TestParamInfo<std::tuple<BackendCase, AttentionVariant>>& info) {
+  return CaseName(std::get<0>(info.param)) + "_" + std::get<1>(info.param).name;
+}
+
 TEST_P(AttentionVsReferenceTest, PrefillMatchesReference) {
   const auto& [c, variant] = GetParam();
   SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
@@ -95,14 +100,51 @@ TEST_P(AttentionVsReferenceTest, BatchedStepMatchesReference) {
   }
 }
 
-std::string VsReferenceName(
-    const ::testing::TestParamInfo<std::tuple<BackendCase, AttentionVariant>>& info) {
-  return CaseName(std::get<0>(info.param)) + "_" + std::get<1>(info.param).name;
-}
-
 INSTANTIATE_TEST_SUITE_P(Backends, AttentionVsReferenceTest,
                          ::testing::Combine(::testing::ValuesIn(F32Cases()),
                                             ::testing::ValuesIn(AllAttentionVariants())),
+                         VsReferenceName);
+
+// The growing KV cache up to its last row.
+using SoftmaxContextTest = AttentionVsReferenceTest;
+
+TEST_P(SoftmaxContextTest, FillsTheWholeContext) {
+  // The last cache row (position max_context - 1) is written and read, nothing beyond it.
+  const auto& [c, variant] = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
+  const AttentionLayer reference(variant, Backend::kReference);
+  const AttentionLayer tested(variant, c.backend);
+  const int64_t floats = StateFloatsPerLayer(variant);
+  const int last = variant.size - 1;
+  const auto inputs = reference.RandomInputs(variant.size, 61);
+  TestArena reference_arena(Backend::kReference, 3, floats);
+  TestArena tested_arena(c.backend, 3, floats);
+  reference_arena.FillGarbage(62);
+  tested_arena.SetContents(reference_arena.Contents());
+  reference_arena.ResetSlot(1);
+  tested_arena.ResetSlot(1);
+  const auto want_prefill = RunPrefill(reference, reference_arena, inputs, 0, last, 1, 0);
+  const auto got_prefill = RunPrefill(tested, tested_arena, inputs, 0, last, 1, 0);
+  const std::vector<float> last_input(inputs.begin() + last * reference.in_stride(), inputs.end());
+  const auto want_step = RunStep(reference, reference_arena, last_input, {1}, {last});
+  const auto got_step = RunStep(tested, tested_arena, last_input, {1}, {last});
+  ExpectAllClose(got_prefill, want_prefill, c.tolerance, Describe(variant, c.backend, "prefill"));
+  ExpectAllClose(got_step, want_step, c.tolerance, Describe(variant, c.backend, "step"));
+  ExpectAllClose(tested_arena.Contents(), reference_arena.Contents(), c.tolerance,
+                 Describe(variant, c.backend, "arena"));
+}
+
+std::vector<AttentionVariant> SoftmaxVariants() {
+  std::vector<AttentionVariant> variants;
+  for (const AttentionVariant& v : AllAttentionVariants()) {
+    if (v.kind == AttentionKind::kSoftmax) variants.push_back(v);
+  }
+  return variants;
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SoftmaxContextTest,
+                         ::testing::Combine(::testing::ValuesIn(F32Cases()),
+                                            ::testing::ValuesIn(SoftmaxVariants())),
                          VsReferenceName);
 
 // ---------------------------------------------------------------------------------------

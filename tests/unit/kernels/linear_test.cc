@@ -2,6 +2,8 @@
 // and accumulate; a hand-computed case for the reference itself.
 #include "kernels/linear.h"
 
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -76,7 +78,10 @@ TEST_P(LinearTest, MatchesReferenceOverShapes) {
           const auto weights =
               RandomFloats(static_cast<std::size_t>(out_features) * in_features, ++seed);
           const auto bias = RandomFloats(out_features, ++seed);
-          const auto y_init = RandomFloats(rows * y_stride, ++seed);
+          // Without accumulate, y's old contents must not matter, not even NaN (sgemm with
+          // beta = 0 must overwrite, never multiply).
+          auto y_init = RandomFloats(rows * y_stride, ++seed);
+          if (!s.accumulate) std::fill(y_init.begin(), y_init.end(), std::nanf(""));
           const auto want =
               Run(Backend::kReference, s, x, x_stride, weights, c.dtype, bias, y_init, y_stride);
           const auto got = Run(c.backend, s, x, x_stride, weights, c.dtype, bias, y_init, y_stride);
