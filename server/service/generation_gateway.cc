@@ -21,13 +21,15 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
   absl::StatusOr<engine::GenerationRequest> parsed =
       ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
                            DeadlineFromGrpc(deadline));
-  absl::StatusOr<engine::RequestId> id = parsed.status();
+  absl::StatusOr<engine::RequestId> id = absl::UnknownError("not submitted");
   if (parsed.ok()) {
     if (parsed->request_id.empty()) {
       parsed->request_id = absl::StrCat("req-", next_request_number_.fetch_add(1));
     }
     *request_id = parsed->request_id;
     id = scheduler_.Submit(*std::move(parsed), std::move(sink));
+  } else {
+    id = parsed.status();
   }
   if (!id.ok() && metrics_ != nullptr) metrics_->OnRequestRefused(id.status().code());
   return id;

@@ -1,0 +1,194 @@
+#include "clients/cli/commands.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_format.h"
+#include "clients/cli/request_flags.h"
+#include "clients/cli/rpc_errors.h"
+#include "google/protobuf/util/json_util.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "slotserve/v1/slotserve.grpc.pb.h"
+
+namespace slotserve::clients {
+namespace {
+
+void ApplyTimeout(const CliContext& context, grpc::ClientContext* call) {
+  if (context.timeout > absl::ZeroDuration()) {
+    call->set_deadline(std::chrono::system_clock::now() +
+                       absl::ToChronoMilliseconds(context.timeout));
+  }
+}
+
+void PrintJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  (void)google::protobuf::util::MessageToJsonString(message, &json, options);
+  std::printf("%s\n", json.c_str());
+  std::fflush(stdout);
+}
+
+int Fail(const grpc::Status& status, const CliContext& context) {
+  std::fprintf(stderr, "slotserve-cli: %s\n", DescribeRpcFailure(status, context.server).c_str());
+  return 1;
+}
+
+// Flag mistakes are usage errors (exit 2), not server failures.
+std::optional<v1::GenerateRequest> RequestOrUsageError(const std::string& prompt) {
+  absl::StatusOr<v1::GenerateRequest> request = BuildGenerateRequest(prompt);
+  if (!request.ok()) {
+    std::fprintf(stderr, "slotserve-cli: %s\n", std::string(request.status().message()).c_str());
+    return std::nullopt;
+  }
+  return *std::move(request);
+}
+
+const char* FinishReasonText(v1::FinishReason reason) {
+  switch (reason) {
+    case v1::FINISH_REASON_LENGTH:
+      return "length";
+    case v1::FINISH_REASON_EOS:
+      return "eos";
+    case v1::FINISH_REASON_STOP_SEQUENCE:
+      return "stop sequence";
+    case v1::FINISH_REASON_CANCELLED:
+      return "cancelled";
+    default:
+      return "unspecified";
+  }
+}
+
+void PrintSummary(const v1::Finished& finished) {
+  std::fprintf(stderr,
+               "[%s after %u tokens (prompt %u), seed %llu, first token %.3f s, total %.3f s]\n",
+               FinishReasonText(finished.finish_reason()), finished.generated_tokens(),
+               finished.prompt_tokens(), static_cast<unsigned long long>(finished.seed()),
+               finished.timings().first_token_seconds(), finished.timings().total_seconds());
+}
+
+}  // namespace
+
+int RunGenerate(const CliContext& context, const std::string& prompt) {
+  std::optional<v1::GenerateRequest> request = RequestOrUsageError(prompt);
+  if (!request) return 2;
+  std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
+  grpc::ClientContext call;
+  ApplyTimeout(context, &call);
+  std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
+      stub->Generate(&call, *request);
+  v1::GenerateResponse response;
+  std::optional<v1::Finished> finished;
+  bool at_line_start = true;
+  while (reader->Read(&response)) {
+    if (context.json) {
+      PrintJson(response);
+    } else if (response.has_tokens() && !response.tokens().text().empty()) {
+      const std::string& text = response.tokens().text();
+      std::fwrite(text.data(), 1, text.size(), stdout);
+      std::fflush(stdout);
+      at_line_start = text.back() == '\n';
+    }
+    if (response.has_finished()) finished = response.finished();
+  }
+  grpc::Status status = reader->Finish();
+  if (!context.json && !at_line_start) std::printf("\n");
+  if (!status.ok()) return Fail(status, context);
+  if (!context.json && !context.quiet && finished) PrintSummary(*finished);
+  return 0;
+}
+
+int RunComplete(const CliContext& context, const std::string& prompt) {
+  std::optional<v1::GenerateRequest> request = RequestOrUsageError(prompt);
+  if (!request) return 2;
+  std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
+  grpc::ClientContext call;
+  ApplyTimeout(context, &call);
+  v1::CompleteResponse response;
+  grpc::Status status = stub->Complete(&call, *request, &response);
+  if (!status.ok()) return Fail(status, context);
+  if (context.json) {
+    PrintJson(response);
+    return 0;
+  }
+  std::printf("%s\n", response.text().c_str());
+  if (!context.quiet) PrintSummary(response.finished());
+  return 0;
+}
+
+int RunInfo(const CliContext& context) {
+  std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
+  grpc::ClientContext call;
+  ApplyTimeout(context, &call);
+  v1::ModelInfo info;
+  grpc::Status status = stub->GetModelInfo(&call, v1::GetModelInfoRequest(), &info);
+  if (!status.ok()) return Fail(status, context);
+  if (context.json) {
+    PrintJson(info);
+    return 0;
+  }
+  std::printf(
+      "model:                   %s\n"
+      "architecture:            %s\n"
+      "attention:               %s (%d %s)\n"
+      "vocab, d_model, layers, heads, d_ffn: %d, %d, %d, %d, %d\n"
+      "state bytes per request: %lld\n"
+      "state slots:             %d free of %d (%d running, %d queued)\n"
+      "backend:                 %s\n"
+      "limits:                  prompt <= %u tokens, max_new_tokens <= %u (default %u)\n",
+      info.model().c_str(), info.architecture().c_str(), info.attention_kind().c_str(),
+      info.attention_memory_size(), info.attention_memory_unit().c_str(), info.vocab_size(),
+      info.d_model(), info.n_layers(), info.n_heads(), info.d_ffn(),
+      static_cast<long long>(info.state_bytes_per_request()), info.slots_free(), info.slots_total(),
+      info.requests_running(), info.requests_queued(), info.backend().c_str(),
+      info.max_prompt_tokens(), info.max_new_tokens_limit(), info.default_max_new_tokens());
+  return 0;
+}
+
+int RunHealth(const CliContext& context) {
+  std::unique_ptr<grpc::health::v1::Health::Stub> stub =
+      grpc::health::v1::Health::NewStub(context.channel);
+  grpc::ClientContext call;
+  ApplyTimeout(context, &call);
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::Status status = stub->Check(&call, grpc::health::v1::HealthCheckRequest(), &response);
+  if (!status.ok()) return Fail(status, context);
+  const std::string& name =
+      grpc::health::v1::HealthCheckResponse::ServingStatus_Name(response.status());
+  if (context.json) {
+    PrintJson(response);
+  } else {
+    std::printf("%s\n", name.c_str());
+  }
+  if (response.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
+    std::fprintf(stderr, "slotserve-cli: the server at %s is %s\n", context.server.c_str(),
+                 name.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+int RunTokenize(const CliContext& context, const std::string& text) {
+  std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
+  grpc::ClientContext call;
+  ApplyTimeout(context, &call);
+  v1::TokenizeRequest request;
+  request.set_text(text);
+  v1::TokenizeResponse response;
+  grpc::Status status = stub->Tokenize(&call, request, &response);
+  if (!status.ok()) return Fail(status, context);
+  if (context.json) {
+    PrintJson(response);
+    return 0;
+  }
+  for (int i = 0; i < response.ids_size(); ++i) {
+    std::printf("%d\t%s\n", response.ids(i), response.pieces(i).c_str());
+  }
+  return 0;
+}
+
+}  // namespace slotserve::clients

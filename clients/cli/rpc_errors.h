@@ -1,0 +1,14 @@
+// Human-readable failures of slotserve-cli's RPCs.
+#pragma once
+
+#include <string>
+
+#include <grpcpp/support/status.h>
+
+namespace slotserve::clients {
+
+// One line that says whether the server could not be reached or refused, and why:
+// "cannot reach the server at localhost:50051 (is slotserve-server running?): ...".
+std::string DescribeRpcFailure(const grpc::Status& status, const std::string& server);
+
+}  // namespace slotserve::clients
