@@ -20,7 +20,7 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
     std::shared_ptr<engine::GenerationSink> sink, std::string* request_id) {
   absl::StatusOr<engine::GenerationRequest> parsed =
       ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
-                           DeadlineFromGrpc(deadline));
+                           scheduler_.model_config().vocab_size, DeadlineFromGrpc(deadline));
   absl::StatusOr<engine::RequestId> id = absl::UnknownError("not submitted");
   if (parsed.ok()) {
     if (parsed->request_id.empty()) {

@@ -85,7 +85,8 @@ absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::s
 
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,
-                                                               int bos_id, absl::Time deadline) {
+                                                               int bos_id, int vocab_size,
+                                                               absl::Time deadline) {
   engine::GenerationRequest parsed;
   parsed.request_id = request.request_id();
   switch (request.prompt_case()) {
@@ -103,7 +104,15 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
       if (request.token_ids().ids().empty()) {
         return absl::InvalidArgumentError("token_ids.ids must not be empty");
       }
-      parsed.prompt_ids.assign(request.token_ids().ids().begin(), request.token_ids().ids().end());
+      for (int i = 0; i < request.token_ids().ids_size(); ++i) {
+        const int32_t id = request.token_ids().ids(i);
+        // The engine checks this too, but names its own field (prompt_ids).
+        if (id < 0 || id >= vocab_size) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "token_ids.ids[", i, "] must be a token id in [0, ", vocab_size, "), got ", id));
+        }
+        parsed.prompt_ids.push_back(id);
+      }
       break;
     case v1::GenerateRequest::PROMPT_NOT_SET:
       return absl::InvalidArgumentError(

@@ -18,11 +18,12 @@
 namespace slotserve::server {
 
 // `tokenizer` may be null (then text prompts are refused with FAILED_PRECONDITION). `bos_id`
-// (< 0: none) is prepended to text prompts. Errors are INVALID_ARGUMENT naming the proto
-// field ("text must not be empty").
+// (< 0: none) is prepended to text prompts; token ids must be in [0, vocab_size). Errors are
+// INVALID_ARGUMENT naming the proto field ("text must not be empty").
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,
-                                                               int bos_id, absl::Time deadline);
+                                                               int bos_id, int vocab_size,
+                                                               absl::Time deadline);
 
 // Text -> ids for Tokenize and text prompts: UTF-8 checked, named `field`, BOS prepended when
 // `bos_id` >= 0.
