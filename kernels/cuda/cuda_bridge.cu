@@ -94,7 +94,7 @@ absl::StatusOr<Stream> CreateStream() {
         "cannot create a CUDA stream: no usable CUDA device (expected a GPU and a driver)");
   }
   cudaStream_t stream = nullptr;
-  const cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  const cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamDefault);
   if (error != cudaSuccess) {
     (void)cudaGetLastError();
     return absl::InternalError(

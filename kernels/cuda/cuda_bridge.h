@@ -20,8 +20,9 @@ void CopyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream st
 void FillZero(void* dst, std::size_t bytes, Stream stream);
 void Synchronize(Stream stream);
 
-// A non-blocking stream for the engine thread. CUDA graphs can only be captured on a stream
-// created this way, never on the legacy default (null) stream.
+// A stream for the engine thread. CUDA graphs can only be captured on a stream created this
+// way, never on the legacy default (null) stream. It is a blocking stream: outside a capture,
+// work queued on the null stream (e.g. a plain CopyHostToDevice) stays ordered with it.
 absl::StatusOr<Stream> CreateStream();
 void DestroyStream(Stream stream);
 
