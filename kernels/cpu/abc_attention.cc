@@ -39,10 +39,16 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
     float decay = 0.0f, weight = 1.0f;  // an empty slot (z == 0) simply takes the token
     float new_max = s;
     if (state.z[j] != 0.0f) {
+      // One of exp(m - m') and exp(s - m') is exp(0) = 1, so one exp call per slot suffices.
       const float old_max = state.running_max[j];
-      new_max = std::max(old_max, s);
-      decay = std::exp(old_max - new_max);
-      weight = std::exp(s - new_max);
+      const float smaller = std::exp(-std::abs(s - old_max));
+      if (s > old_max) {
+        decay = smaller;
+      } else {
+        new_max = old_max;
+        decay = 1.0f;
+        weight = smaller;
+      }
     }
     state.z[j] = decay * state.z[j] + weight;
     state.running_max[j] = new_max;
