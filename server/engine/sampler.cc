@@ -4,9 +4,11 @@
 #include <cmath>
 #include <limits>
 
-#include "server/engine/counter_rng.h"
+#include "kernels/counter_rng.h"
 
 namespace slotserve::engine {
+
+using kernels::UniformDraw;
 namespace {
 
 struct Candidate {

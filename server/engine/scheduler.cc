@@ -11,12 +11,14 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "kernels/counter_rng.h"
 #include "server/engine/active_request.h"
-#include "server/engine/counter_rng.h"
 #include "server/engine/request_validation.h"
 #include "server/engine/slot_pool.h"
 
 namespace slotserve::engine {
+
+using kernels::MixBits;
 namespace {
 
 EngineObserver& NoObserver() {

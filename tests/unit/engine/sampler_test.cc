@@ -10,9 +10,12 @@
 #include <set>
 #include <vector>
 
-#include "server/engine/counter_rng.h"
+#include "kernels/counter_rng.h"
+#include "kernels/sampling.h"
 
 namespace slotserve::engine {
+
+using kernels::UniformDraw;
 namespace {
 
 std::vector<float> RandomLogits(int vocab, uint32_t seed, float scale = 3.0f) {
@@ -229,6 +232,53 @@ TEST(SamplerTest, LogprobsAreTheRawLogSoftmaxWithSortedAlternatives) {
   EXPECT_EQ(result.top[1].id, 3);
   EXPECT_EQ(result.top[2].id, 4);
   for (const TokenLogprob& alt : result.top) EXPECT_NEAR(alt.logprob, std::log(p[alt.id]), 1e-6);
+}
+
+// The engine samples on the host from the model's host logits; kernels/sampling.h is the same
+// rule on the device. They must pick the same token for the same logits, options and draw.
+TEST(SamplerTest, AgreesWithTheKernelSamplingOp) {
+  const int vocab = 300;
+  const int rows = 400;
+  std::vector<float> logits;
+  std::vector<float> temperature, top_p, min_p;
+  std::vector<int32_t> top_k;
+  std::vector<uint64_t> seeds, draws;
+  std::mt19937 gen(11);
+  for (int r = 0; r < rows; ++r) {
+    const std::vector<float> row = RandomLogits(vocab, 1000 + r, 1.0f + r % 4);
+    logits.insert(logits.end(), row.begin(), row.end());
+    temperature.push_back(r % 7 == 0 ? 0.0f : 0.3f + 0.2f * (r % 6));
+    top_k.push_back(r % 3 == 0 ? 0 : 1 + r % 50);
+    top_p.push_back(r % 4 == 0 ? 1.0f : 0.5f + 0.1f * (r % 5));
+    min_p.push_back(r % 5 == 0 ? 0.0f : 0.01f * (r % 9));
+    seeds.push_back(gen());
+    draws.push_back(r);
+  }
+  std::vector<int32_t> kernel_tokens(rows);
+  kernels::SamplingParams params;
+  params.logits = logits.data();
+  params.logits_stride = vocab;
+  params.rows = rows;
+  params.vocab = vocab;
+  params.temperature = temperature.data();
+  params.top_k = top_k.data();
+  params.top_p = top_p.data();
+  params.min_p = min_p.data();
+  params.seeds = seeds.data();
+  params.draw_index = draws.data();
+  params.out_tokens = kernel_tokens.data();
+  kernels::LaunchSampling(kernels::Backend::kCpu, params);
+  int differ = 0;
+  for (int r = 0; r < rows; ++r) {
+    SamplingOptions options;
+    options.temperature = temperature[r];
+    options.top_k = top_k[r];
+    options.top_p = top_p[r];
+    options.min_p = min_p[r];
+    const std::span<const float> row(logits.data() + r * vocab, vocab);
+    differ += SampleToken(row, options, UniformDraw(seeds[r], draws[r])) != kernel_tokens[r];
+  }
+  EXPECT_EQ(differ, 0) << "rows where the host sampler and the kernel disagree";
 }
 
 TEST(SamplerTest, UniformDrawIsInUnitIntervalAndDependsOnBothKeys) {

@@ -511,5 +511,16 @@ TEST(SchedulerTest, CreateRefusesBadOptionsNamingTheField) {
   EXPECT_NE(created.status().message().find("max_slots must be > 0, got 0"), std::string::npos);
 }
 
+TEST(SchedulerTest, CreateRefusesATokenizerLargerThanTheVocabulary) {
+  std::string why;
+  const Tokenizer* tokenizer = testing::TinyTokenizer(&why);
+  ASSERT_NE(tokenizer, nullptr) << why;
+  absl::StatusOr<std::unique_ptr<Scheduler>> created =
+      Scheduler::Create(std::make_unique<FakeLanguageModel>(64), tokenizer, SchedulerOptions{});
+  EXPECT_EQ(created.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(created.status().message().find("vocab_size is 64"), std::string::npos)
+      << created.status();
+}
+
 }  // namespace
 }  // namespace slotserve::engine
