@@ -7,6 +7,7 @@
 
 #include "kernels/abc_attention.h"
 #include "kernels/reference/host_access.h"
+#include "kernels/reference/softmax_in_double.h"
 
 namespace slotserve::kernels {
 namespace {
@@ -46,7 +47,6 @@ void AbcToken(const AbcParams& p, int row, float* layer_state) {
     }
 
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-    double max_score = -std::numeric_limits<double>::infinity();
     for (int j = 0; j < slots; ++j) {
       double dot = 0.0;
       for (int i = 0; i < d; ++i) {
@@ -55,18 +55,13 @@ void AbcToken(const AbcParams& p, int row, float* layer_state) {
         dot += keys_mean[j * d + i] * q[i];
       }
       scores[j] = dot * scale;
-      max_score = std::max(max_score, scores[j]);
     }
-    double denominator = 0.0;
-    for (int j = 0; j < slots; ++j) {
-      scores[j] = std::exp(scores[j] - max_score);
-      denominator += scores[j];
-    }
+    host::SoftmaxInPlace(scores.data(), slots);
     float* out = p.out + row * p.out_stride + h * d;
     for (int i = 0; i < d; ++i) {
       double sum = 0.0;
       for (int j = 0; j < slots; ++j) sum += scores[j] * values_mean[j * d + i];
-      out[i] = static_cast<float>(sum / denominator);
+      out[i] = static_cast<float>(sum);
     }
   }
 }

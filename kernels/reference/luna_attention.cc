@@ -2,11 +2,11 @@
 // of its request's state; arithmetic in double, state stored as float.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "kernels/luna_attention.h"
 #include "kernels/reference/host_access.h"
+#include "kernels/reference/softmax_in_double.h"
 
 namespace slotserve::kernels {
 namespace {
@@ -55,23 +55,17 @@ void LunaToken(const LunaParams& p, int row, int32_t position, float* layer_stat
       }
     }
 
-    double max_score = -std::numeric_limits<double>::infinity();
     for (int l = 0; l < length; ++l) {
       double dot = 0.0;
       for (int i = 0; i < d; ++i) dot += q[i] * q_scale * a_state[i * length + l];
       attention[l] = dot / t;
-      max_score = std::max(max_score, attention[l]);
     }
-    double denominator = 0.0;
-    for (int l = 0; l < length; ++l) {
-      attention[l] = std::exp(attention[l] - max_score);
-      denominator += attention[l];
-    }
+    host::SoftmaxInPlace(attention.data(), length);
     float* out = p.out + row * p.out_stride + h * d;
     for (int i = 0; i < d; ++i) {
       double sum = 0.0;
       for (int l = 0; l < length; ++l) sum += attention[l] * c_state[l * d + i];
-      out[i] = static_cast<float>(sum / denominator / t);
+      out[i] = static_cast<float>(sum / t);
     }
   }
 }

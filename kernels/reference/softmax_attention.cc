@@ -2,10 +2,10 @@
 // its cache row, then attends to rows 0..position; arithmetic in double.
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <vector>
 
 #include "kernels/reference/host_access.h"
+#include "kernels/reference/softmax_in_double.h"
 #include "kernels/softmax_attention.h"
 
 namespace slotserve::kernels {
@@ -27,24 +27,18 @@ void SoftmaxToken(const SoftmaxAttentionParams& p, int row, int32_t position, fl
   std::vector<double> scores(position + 1);
   for (int h = 0; h < p.heads; ++h) {
     const float* q = q_row + h * d;
-    double max_score = -std::numeric_limits<double>::infinity();
     for (int s = 0; s <= position; ++s) {
       const float* key = key_cache + s * width + h * d;
       double dot = 0.0;
       for (int i = 0; i < d; ++i) dot += static_cast<double>(q[i]) * key[i];
       scores[s] = dot * scale;
-      max_score = std::max(max_score, scores[s]);
     }
-    double denominator = 0.0;
-    for (int s = 0; s <= position; ++s) {
-      scores[s] = std::exp(scores[s] - max_score);
-      denominator += scores[s];
-    }
+    host::SoftmaxInPlace(scores.data(), position + 1);
     float* out = p.out + row * p.out_stride + h * d;
     for (int i = 0; i < d; ++i) {
       double sum = 0.0;
       for (int s = 0; s <= position; ++s) sum += scores[s] * value_cache[s * width + h * d + i];
-      out[i] = static_cast<float>(sum / denominator);
+      out[i] = static_cast<float>(sum);
     }
   }
 }
