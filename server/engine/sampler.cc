@@ -13,13 +13,14 @@ namespace {
 
 struct Candidate {
   int32_t id;
+  float logit;
   double weight;  // unnormalised probability, exp((logit - max) / temperature), max = 1
 };
 
-// Descending weight, lower id first on ties: a total order, so results never depend on
-// the sort algorithm.
+// Rank order: higher logit first, lower id on ties (as kernels/sampling.h). A total order,
+// so results never depend on the sort algorithm.
 bool MoreLikely(const Candidate& a, const Candidate& b) {
-  return a.weight > b.weight || (a.weight == b.weight && a.id < b.id);
+  return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
 bool InRange(int32_t id, size_t size) { return id >= 0 && static_cast<size_t>(id) < size; }
@@ -28,23 +29,21 @@ bool InRange(int32_t id, size_t size) { return id >= 0 && static_cast<size_t>(id
 std::vector<Candidate> KeptCandidates(std::span<const float> logits,
                                       const SamplingOptions& options) {
   std::vector<Candidate> kept;
-  float max_logit = -std::numeric_limits<float>::infinity();
-  for (float logit : logits) {
-    if (std::isfinite(logit)) max_logit = std::max(max_logit, logit);
-  }
-  if (!std::isfinite(max_logit)) return kept;
-  const double inverse_temperature = 1.0 / options.temperature;
   kept.reserve(logits.size());
+  float max_logit = -std::numeric_limits<float>::infinity();
   for (size_t id = 0; id < logits.size(); ++id) {
     if (!std::isfinite(logits[id])) continue;
-    const double weight =
-        std::exp((static_cast<double>(logits[id]) - max_logit) * inverse_temperature);
-    if (weight > 0.0) kept.push_back({static_cast<int32_t>(id), weight});
+    kept.push_back({static_cast<int32_t>(id), logits[id], 0.0});
+    max_logit = std::max(max_logit, logits[id]);
   }
-
+  // Rank by logit first, so the exponentials are only taken for what top-k keeps.
   if (options.top_k > 0 && static_cast<size_t>(options.top_k) < kept.size()) {
     std::nth_element(kept.begin(), kept.begin() + options.top_k, kept.end(), MoreLikely);
     kept.resize(options.top_k);
+  }
+  const double temperature = options.temperature;
+  for (Candidate& c : kept) {
+    c.weight = std::exp((static_cast<double>(c.logit) - max_logit) / temperature);
   }
 
   if (options.top_p < 1.0f) {
