@@ -25,7 +25,7 @@ struct GenerateOptions {
 
 inline constexpr char kGenerateUsage[] =
     "usage: slotserve-generate --model DIR --prompt-ids 5,17,42 --max-new-tokens N "
-    "[--prefill-chunk K] [--dump-logits FILE] [--backend reference|cpu|cuda]";
+    "[--prefill-chunk K] [--dump-logits FILE] [--backend reference|cpu|cuda (default cpu)]";
 
 // Accepts "--flag value" and "--flag=value". argv[0] is skipped.
 absl::StatusOr<GenerateOptions> ParseGenerateOptions(const std::vector<std::string>& args);

@@ -13,6 +13,7 @@ grpc::ServerUnaryReactor* CompleteCall::Start(GenerationGateway& gateway,
                                               v1::CompleteResponse* response) {
   auto call = std::make_shared<CompleteCall>(gateway, response);
   call->self_ = call;
+  gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
       gateway.Submit(request, context->deadline(), call, &call->request_id_);
   if (!id.ok()) {
@@ -57,6 +58,7 @@ void CompleteCall::OnCancel() {
 
 void CompleteCall::OnDone() {
   // The engine may still hold a reference until its OnFinished returns.
+  gateway_.CallDone();
   std::shared_ptr<CompleteCall> release = std::move(self_);
 }
 

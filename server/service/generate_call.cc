@@ -12,6 +12,7 @@ grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
     const v1::GenerateRequest& request) {
   auto call = std::make_shared<GenerateCall>(gateway);
   call->self_ = call;
+  gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
       gateway.Submit(request, context->deadline(), call, &call->request_id_);
   Action action;
@@ -89,6 +90,7 @@ void GenerateCall::OnCancel() {
 
 void GenerateCall::OnDone() {
   // The engine may still hold a reference until its OnFinished returns.
+  gateway_.CallDone();
   std::shared_ptr<GenerateCall> release = std::move(self_);
 }
 

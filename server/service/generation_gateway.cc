@@ -35,4 +35,21 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
   return id;
 }
 
+void GenerationGateway::CallStarted() {
+  absl::MutexLock lock(&calls_mu_);
+  ++calls_in_flight_;
+}
+
+void GenerationGateway::CallDone() {
+  absl::MutexLock lock(&calls_mu_);
+  --calls_in_flight_;
+}
+
+bool GenerationGateway::WaitForCallsDone(absl::Time deadline) {
+  absl::MutexLock lock(&calls_mu_);
+  auto none_left = [this]()
+                       ABSL_EXCLUSIVE_LOCKS_REQUIRED(calls_mu_) { return calls_in_flight_ == 0; };
+  return calls_mu_.AwaitWithDeadline(absl::Condition(&none_left), deadline);
+}
+
 }  // namespace slotserve::server

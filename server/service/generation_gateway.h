@@ -8,7 +8,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/engine/generation_events.h"
 #include "server/engine/scheduler.h"
@@ -34,10 +36,20 @@ class GenerationGateway {
 
   engine::Scheduler& scheduler() { return scheduler_; }
 
+  // Generate/Complete calls whose reactor gRPC has not yet released (OnDone): a call counts
+  // from CallStarted to CallDone.
+  void CallStarted();
+  void CallDone();
+  // Blocks until no call is left or `deadline` passes; true when none is left. Used at
+  // shutdown, so that gRPC is stopped only once every stream delivered its last message.
+  bool WaitForCallsDone(absl::Time deadline);
+
  private:
   engine::Scheduler& scheduler_;
   ServerMetrics* metrics_;
   std::atomic<uint64_t> next_request_number_{1};
+  absl::Mutex calls_mu_;
+  int calls_in_flight_ ABSL_GUARDED_BY(calls_mu_) = 0;
 };
 
 // gRPC's "no deadline" (time_point::max) becomes absl::InfiniteFuture.

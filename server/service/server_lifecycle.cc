@@ -165,7 +165,10 @@ absl::Status RunServer(const ServerConfig& config) {
   const engine::SchedulerStats at_stop = (*scheduler)->stats();
   // Ends whatever is left with UNAVAILABLE, so every call can finish before gRPC shuts down.
   (*scheduler)->Stop();
-  grpc_server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+  // Every call now finishes as soon as its last messages are written. Shutdown's deadline
+  // would otherwise be waited out in full while any client keeps an idle connection open.
+  service.WaitForCallsDone(absl::Now() + absl::Seconds(5));
+  grpc_server->Shutdown(std::chrono::system_clock::now());
   if (drained) {
     std::fprintf(stderr, "slotserve-server: drained, exiting\n");
   } else {

@@ -29,6 +29,9 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
                                      const v1::TokenizeRequest* request,
                                      v1::TokenizeResponse* response) override;
 
+  // See GenerationGateway::WaitForCallsDone.
+  bool WaitForCallsDone(absl::Time deadline) { return gateway_.WaitForCallsDone(deadline); }
+
  private:
   engine::Scheduler& scheduler_;
   GenerationGateway gateway_;

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# From a fresh clone: installs what is missing, builds (Release, build/), makes the default
+# model when there is none, starts slotserve-server on loopback, waits until it is healthy,
+# streams one completion through slotserve-cli, then stops the server with SIGTERM (it drains
+# and exits 0).
+#
+#   scripts/quickstart.sh ["prompt"]
+#
+# Environment: SLOTSERVE_BUILD_DIR (default build), SLOTSERVE_MODEL (default: the bundled
+# default model, made by scripts/make-default-model.sh), PORT / METRICS_PORT (default 50051 /
+# 9464, on 127.0.0.1).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+prompt=${1:-In the beginning God created}
+build_dir=${SLOTSERVE_BUILD_DIR:-$root/build}
+port=${PORT:-50051}
+metrics_port=${METRICS_PORT:-9464}
+
+SLOTSERVE_BUILD_DIR=$build_dir "$root/scripts/build.sh"
+server_bin=$build_dir/server/service/slotserve-server
+cli_bin=$build_dir/clients/slotserve-cli
+
+model=${SLOTSERVE_MODEL:-}
+if [ -z "$model" ]; then
+  for candidate in "$root/models/default" "$root/build/default-model"; do
+    if [ -f "$candidate/config.json" ]; then model=$candidate; break; fi
+  done
+fi
+if [ -z "$model" ]; then
+  "$root/scripts/make-default-model.sh"
+  model=$root/build/default-model
+fi
+
+log=$(mktemp -t slotserve-quickstart.XXXXXX.log)
+"$server_bin" --model "$model" --listen "127.0.0.1:$port" \
+  --metrics-listen "127.0.0.1:$metrics_port" 2>"$log" &
+server_pid=$!
+stop_server() {
+  if kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid"
+    wait "$server_pid" || true
+  fi
+}
+trap stop_server EXIT
+
+cli=("$cli_bin" --server "127.0.0.1:$port")
+for _ in $(seq 1 100); do
+  if "${cli[@]}" --timeout 1s health >/dev/null 2>&1; then break; fi
+  if ! kill -0 "$server_pid" 2>/dev/null; then
+    echo "quickstart: the server exited:" >&2
+    cat "$log" >&2
+    exit 1
+  fi
+  sleep 0.2
+done
+cat "$log"
+"${cli[@]}" health
+echo "--- streaming a completion of: $prompt"
+"${cli[@]}" generate --max-new-tokens 48 --temperature 0.8 --seed 1 "$prompt"
+echo "--- metrics: curl -s http://127.0.0.1:$metrics_port/metrics"
+curl -s "http://127.0.0.1:$metrics_port/metrics" | grep -E '^slotserve_(generated_tokens_total|requests_total)' || true
+
+trap - EXIT
+kill -TERM "$server_pid"
+status=0
+wait "$server_pid" || status=$?
+cat "$log" | tail -n 2
+if [ "$status" -ne 0 ]; then
+  echo "quickstart: the server exited with status $status after SIGTERM" >&2
+  exit 1
+fi
+echo "quickstart: done (server drained and exited 0)"

@@ -1,0 +1,57 @@
+// A real slotserve-server process for the integration tests: started on loopback with free
+// ports (port 0; the ports are read from its startup line), its stderr captured, stopped with
+// SIGTERM (or killed when a test forgets).
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+#include "absl/time/time.h"
+
+namespace slotserve::testing {
+
+class ServerProcess {
+ public:
+  // Starts the server on the tiny test model with `flags` added (e.g. "--max-slots=2") and
+  // waits until it listens. nullptr (with the reason in *error) when it did not come up.
+  static std::unique_ptr<ServerProcess> Start(const std::vector<std::string>& flags,
+                                              std::string* error);
+  ~ServerProcess();
+
+  const std::string& address() const { return address_; }  // "127.0.0.1:PORT"
+  int metrics_port() const { return metrics_port_; }
+  std::shared_ptr<grpc::Channel> NewChannel() const;
+
+  // Sends SIGTERM.
+  void Terminate() const;
+  // The exit status (or 128 + signal) once the process ended within `timeout`.
+  std::optional<int> WaitForExit(absl::Duration timeout);
+  // Everything the server wrote to stderr/stdout so far.
+  std::string log() const;
+
+ private:
+  ServerProcess() = default;
+  void ReadOutput(int fd);
+
+  pid_t pid_ = -1;
+  std::optional<int> exit_status_;
+  std::string address_;
+  int metrics_port_ = 0;
+  mutable std::mutex log_mu_;
+  std::string log_;
+  std::thread reader_;
+};
+
+// The binaries and the model the tests run against (set by CMake).
+std::string ServerBinary();
+std::string CliBinary();
+std::string TinyModelDir();
+
+}  // namespace slotserve::testing

@@ -1,0 +1,61 @@
+// SIGTERM (DESIGN §4): health goes NOT_SERVING, new requests are refused, running ones finish
+// (bounded by --drain-timeout), then the process exits 0.
+#include <gtest/gtest.h>
+#include "absl/time/clock.h"
+#include "tests/integration/server_test.h"
+
+namespace slotserve::testing {
+namespace {
+
+class ShutdownTest : public ServerTest {};
+
+TEST_F(ShutdownTest, SigtermLetsRunningStreamsFinishRefusesNewOnesAndExitsZero) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=8", "--drain-timeout=120s"}));
+  const uint32_t tokens = TokensLasting(*stub_, absl::Seconds(3));
+  std::vector<std::unique_ptr<BackgroundStream>> running;
+  for (const char* prompt : {"In the beginning", "And God said", "Let there be light"}) {
+    running.push_back(
+        std::make_unique<BackgroundStream>(channel_, GreedyTextRequest(prompt, tokens)));
+  }
+  for (auto& stream : running) {
+    ASSERT_TRUE(WaitFor([&] { return stream->messages_received() > 0; }, absl::Seconds(30)));
+  }
+
+  server_->Terminate();
+  EXPECT_TRUE(
+      WaitFor([&] { return HealthStatus() == grpc::health::v1::HealthCheckResponse::NOT_SERVING; },
+              absl::Seconds(10)));
+  const StreamResult refused = Generate(*stub_, GreedyTextRequest("x", 4));
+  EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << refused.status.error_message();
+  int still_running = 0;
+  for (auto& stream : running) still_running += stream->done() ? 0 : 1;
+  EXPECT_GT(still_running, 0) << "every stream had finished before the refusal was checked; "
+                                 "the test cannot show that draining waits for them";
+
+  for (auto& stream : running) {
+    const StreamResult result = stream->Wait();
+    ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+    EXPECT_EQ(result.ids.size(), tokens);
+    EXPECT_EQ(result.finished->finish_reason(), v1::FINISH_REASON_LENGTH);
+  }
+  EXPECT_EQ(server_->WaitForExit(absl::Seconds(30)), 0) << server_->log();
+  EXPECT_NE(server_->log().find("drained"), std::string::npos) << server_->log();
+}
+
+TEST_F(ShutdownTest, DrainTimeoutCutsOffWhatIsStillRunningAndStillExitsZero) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=2", "--drain-timeout=300ms"}));
+  const uint32_t tokens = TokensLasting(*stub_, absl::Seconds(30));
+  BackgroundStream stream(channel_, GreedyTextRequest("In the beginning", tokens));
+  ASSERT_TRUE(WaitFor([&] { return stream.messages_received() > 0; }, absl::Seconds(30)));
+  server_->Terminate();
+  const StreamResult result = stream.Wait();
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::UNAVAILABLE)
+      << result.status.error_message();
+  EXPECT_LT(result.ids.size(), tokens);
+  EXPECT_EQ(server_->WaitForExit(absl::Seconds(30)), 0) << server_->log();
+  EXPECT_NE(server_->log().find("drain timeout"), std::string::npos) << server_->log();
+}
+
+}  // namespace
+}  // namespace slotserve::testing
