@@ -20,24 +20,34 @@ extern char** environ;
 
 namespace slotserve::testing {
 
-StreamResult Generate(v1::SlotServe::Stub& stub, const v1::GenerateRequest& request,
-                      absl::Duration deadline) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(deadline));
+namespace {
+
+// Reads a Generate stream to its end, counting token messages in *token_messages as they come.
+StreamResult ReadStream(grpc::ClientReader<v1::GenerateResponse>& reader,
+                        std::atomic<int>* token_messages) {
   StreamResult result;
-  auto reader = stub.Generate(&context, request);
   v1::GenerateResponse response;
-  while (reader->Read(&response)) {
+  while (reader.Read(&response)) {
     if (response.has_tokens()) {
       result.ids.insert(result.ids.end(), response.tokens().ids().begin(),
                         response.tokens().ids().end());
       result.text += response.tokens().text();
+      if (token_messages != nullptr) ++*token_messages;
     }
     if (response.has_finished()) result.finished = response.finished();
     result.messages.push_back(response);
   }
-  result.status = reader->Finish();
+  result.status = reader.Finish();
   return result;
+}
+
+}  // namespace
+
+StreamResult Generate(v1::SlotServe::Stub& stub, const v1::GenerateRequest& request,
+                      absl::Duration deadline) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(deadline));
+  return ReadStream(*stub.Generate(&context, request), nullptr);
 }
 
 v1::GenerateRequest GreedyTextRequest(const std::string& text, uint32_t max_new_tokens) {
@@ -120,19 +130,7 @@ BackgroundStream::BackgroundStream(std::shared_ptr<grpc::Channel> channel,
                                    v1::GenerateRequest request)
     : stub_(v1::SlotServe::NewStub(channel)) {
   thread_ = std::thread([this, request = std::move(request)] {
-    auto reader = stub_->Generate(&context_, request);
-    v1::GenerateResponse response;
-    while (reader->Read(&response)) {
-      if (response.has_tokens()) {
-        result_.ids.insert(result_.ids.end(), response.tokens().ids().begin(),
-                           response.tokens().ids().end());
-        result_.text += response.tokens().text();
-        ++messages_;
-      }
-      if (response.has_finished()) result_.finished = response.finished();
-      result_.messages.push_back(response);
-    }
-    result_.status = reader->Finish();
+    result_ = ReadStream(*stub_->Generate(&context_, request), &messages_);
     done_ = true;
   });
 }
