@@ -48,11 +48,13 @@ absl::Status ParseAttention(const nlohmann::json& object, const std::string& sou
                                  fields.Integer("features", 1, kMaxAttentionSize));
       SLOTSERVE_ASSIGN_OR_RETURN(attention.gate, fields.Bool("gate"));
       SLOTSERVE_ASSIGN_OR_RETURN(const double feature_scale, fields.Number("feature_scale"));
-      if (feature_scale == 0) return fields.Error("feature_scale", "must not be 0");
+      if (static_cast<float>(feature_scale) == 0)
+        return fields.Error("feature_scale", "must not be 0");
       SLOTSERVE_ASSIGN_OR_RETURN(const double eps, fields.Number("eps"));
-      if (eps <= 0) return fields.Error("eps", absl::StrCat("must be > 0, got ", eps));
+      if (static_cast<float>(eps) <= 0)
+        return fields.Error("eps", absl::StrCat("must be > 0, got ", eps));
       SLOTSERVE_ASSIGN_OR_RETURN(const double norm_eps, fields.Number("norm_eps"));
-      if (norm_eps <= 0) {
+      if (static_cast<float>(norm_eps) <= 0) {
         return fields.Error("norm_eps", absl::StrCat("must be > 0, got ", norm_eps));
       }
       SLOTSERVE_ASSIGN_OR_RETURN(const int layout,
@@ -121,7 +123,8 @@ absl::StatusOr<ModelConfig> ParseConfigObject(const nlohmann::json& document,
   SLOTSERVE_ASSIGN_OR_RETURN(const int activation, fields.Choice("activation", {"gelu", "relu"}));
   config.gelu = activation == 0;
   SLOTSERVE_ASSIGN_OR_RETURN(const double norm_eps, fields.Number("norm_eps"));
-  if (norm_eps <= 0) return fields.Error("norm_eps", absl::StrCat("must be > 0, got ", norm_eps));
+  if (static_cast<float>(norm_eps) <= 0)
+    return fields.Error("norm_eps", absl::StrCat("must be > 0, got ", norm_eps));
   config.norm_eps = static_cast<float>(norm_eps);
   SLOTSERVE_ASSIGN_OR_RETURN(const int position, fields.Choice("position", {"sinusoidal", "none"}));
   config.sinusoidal_positions = position == 0;

@@ -157,6 +157,7 @@ std::vector<Refusal> Refusals() {
        {{"tie_embeddings", "yes"}},
        "tie_embeddings must be true or false"},
       {"NormEpsZero", "abc", {}, {{"norm_eps", 0}}, "norm_eps must be > 0"},
+      {"NormEpsUnderflowsInFloat32", "abc", {}, {{"norm_eps", 1e-50}}, "norm_eps must be > 0"},
       {"NormEpsString", "abc", {}, {{"norm_eps", "1e-5"}}, "norm_eps must be a number"},
       {"EmbedScaleTooLarge",
        "abc",
