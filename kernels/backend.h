@@ -31,7 +31,7 @@ using BackendTag = std::integral_constant<Backend, B>;
 // Calls fn(BackendTag<B>{}) for the runtime backend. The CUDA instantiation is only
 // referenced when CUDA is compiled in, so host-only builds link without it.
 template <typename Fn>
-void Dispatch(Backend backend, const char* op, Fn&& fn) {
+void Dispatch(Backend backend, [[maybe_unused]] const char* op, Fn&& fn) {
   switch (backend) {
     case Backend::kReference:
       fn(BackendTag<Backend::kReference>{});
