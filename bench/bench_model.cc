@@ -31,19 +31,6 @@ absl::StatusOr<int64_t> SafetensorsDataBytes(const std::filesystem::path& path) 
 
 }  // namespace
 
-std::vector<int32_t> SyntheticTokens(int count, int vocab, uint32_t seed) {
-  std::vector<int32_t> tokens(std::max(count, 0));
-  uint32_t x = seed * 2654435761u + 12345u;
-  const int32_t range = std::max(vocab - 3, 1);
-  for (auto& token : tokens) {
-    x ^= x << 13;
-    x ^= x >> 17;
-    x ^= x << 5;
-    token = 3 + static_cast<int32_t>(x % range);
-  }
-  return tokens;
-}
-
 absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesystem::path& dir,
                                                              kernels::Backend backend,
                                                              int batch_slots) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "bench/synthetic_tokens.h"
 #include "kernels/backend.h"
 #include "models/language_model.h"
 #include "models/state_arena.h"
@@ -68,8 +69,5 @@ class BenchModel {
   std::vector<int32_t> step_slots_;
   std::vector<float> logits_;
 };
-
-// Deterministic pseudo-random token ids in [3, vocab) (ids below 3 are the special tokens).
-std::vector<int32_t> SyntheticTokens(int count, int vocab, uint32_t seed);
 
 }  // namespace slotserve::bench

@@ -84,6 +84,16 @@ absl::StatusOr<Bandwidth> MeasureBandwidth(const BandwidthOptions& options) {
   return result;
 }
 
+namespace {
+
+void FillPattern(std::vector<float>& values, int multiplier, int modulus) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    values[i] = static_cast<float>((i * multiplier) % modulus) / modulus - 0.5f;
+  }
+}
+
+}  // namespace
+
 absl::StatusOr<double> MeasureSgemmFlops(const GemmShape& shape, const RepeatPlan& plan) {
   if (shape.m <= 0 || shape.n <= 0 || shape.k <= 0) {
     return absl::InvalidArgumentError(
@@ -93,8 +103,8 @@ absl::StatusOr<double> MeasureSgemmFlops(const GemmShape& shape, const RepeatPla
   std::vector<float> x(static_cast<size_t>(shape.m) * shape.k);
   std::vector<float> w(static_cast<size_t>(shape.n) * shape.k);
   std::vector<float> y(static_cast<size_t>(shape.m) * shape.n);
-  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>((i * 7) % 13) / 13.0f - 0.5f;
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 5) % 11) / 11.0f - 0.5f;
+  FillPattern(x, 7, 13);
+  FillPattern(w, 5, 11);
   absl::StatusOr<Timing> timing = TimeRepeats(plan, 1, nullptr, [&]() -> absl::Status {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, shape.m, shape.n, shape.k, 1.0f, x.data(),
                 shape.k, w.data(), shape.k, 0.0f, y.data(), shape.n);
@@ -102,6 +112,23 @@ absl::StatusOr<double> MeasureSgemmFlops(const GemmShape& shape, const RepeatPla
   });
   if (!timing.ok()) return timing.status();
   return 2.0 * shape.m * shape.n * shape.k / timing->median;
+}
+
+absl::StatusOr<double> MeasureSgemvFlops(int n, int k, const RepeatPlan& plan) {
+  if (n <= 0 || k <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("MeasureSgemvFlops: shape must be positive, got n ", n, " k ", k));
+  }
+  std::vector<float> x(k), w(static_cast<size_t>(n) * k), y(n);
+  FillPattern(x, 7, 13);
+  FillPattern(w, 5, 11);
+  absl::StatusOr<Timing> timing = TimeRepeats(plan, 1, nullptr, [&]() -> absl::Status {
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, n, k, 1.0f, w.data(), k, x.data(), 1, 0.0f, y.data(),
+                1);
+    return absl::OkStatus();
+  });
+  if (!timing.ok()) return timing.status();
+  return 2.0 * n * k / timing->median;
 }
 
 }  // namespace slotserve::bench

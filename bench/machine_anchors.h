@@ -37,4 +37,8 @@ struct GemmShape {
 // FLOP/s (2*m*n*k per call), median over the plan's repeats.
 absl::StatusOr<double> MeasureSgemmFlops(const GemmShape& shape, const RepeatPlan& plan);
 
+// The same product for one row (m = 1) with cblas_sgemv, which streams w once without packing
+// it: what a batch-1 Linear can reach. FLOP/s (2*n*k per call).
+absl::StatusOr<double> MeasureSgemvFlops(int n, int k, const RepeatPlan& plan);
+
 }  // namespace slotserve::bench

@@ -41,9 +41,18 @@ absl::Status ResultTable::Validate() const {
 }
 
 absl::Status ResultTable::WriteCsv(const std::filesystem::path& path) const {
+  return WriteRows(path, /*append=*/false);
+}
+
+absl::Status ResultTable::AppendCsv(const std::filesystem::path& path) const {
+  return WriteRows(path, /*append=*/true);
+}
+
+absl::Status ResultTable::WriteRows(const std::filesystem::path& path, bool append) const {
   if (absl::Status status = Validate(); !status.ok()) return status;
-  std::ofstream file(path);
-  file << absl::StrJoin(columns_, ",") << "\n";
+  const bool header = !append || !std::filesystem::exists(path);
+  std::ofstream file(path, append ? std::ios::app : std::ios::trunc);
+  if (header) file << absl::StrJoin(columns_, ",") << "\n";
   for (const auto& row : rows_) file << absl::StrJoin(row, ",") << "\n";
   file.close();
   if (!file) {

@@ -28,9 +28,14 @@ class ResultTable {
   // Fails when a row has fewer or more cells than there are columns.
   absl::Status Validate() const;
   absl::Status WriteCsv(const std::filesystem::path& path) const;
+  // Appends the rows to `path`, writing the header line first when the file does not exist yet
+  // (several runs collecting rows into one CSV).
+  absl::Status AppendCsv(const std::filesystem::path& path) const;
   void Print(std::ostream& out) const;
 
  private:
+  absl::Status WriteRows(const std::filesystem::path& path, bool append) const;
+
   std::string title_;
   std::vector<std::string> columns_;
   std::vector<std::vector<std::string>> rows_;

@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "bench/bench_model.h"
 #include "bench/serving_stats.h"
+#include "bench/synthetic_tokens.h"
 #include "bench/timing.h"
 #include "models/language_model.h"
 #include "server/engine/scheduler.h"

@@ -50,6 +50,8 @@ ABSL_FLAG(std::string, budgets_gib, "1,16", "memory suite: budgets in GiB");
 ABSL_FLAG(int, anchor_array_mib, 128, "anchors suite: bytes per bandwidth-test array (MiB)");
 ABSL_FLAG(std::string, sgemm_shapes, "1024x1024x1024,64x1024x256,64x8000x256",
           "anchors suite: sgemm shapes MxNxK (y[M,N] = x[M,K] w[N,K]^T)");
+ABSL_FLAG(std::string, sgemv_shapes, "1024x256,4000x256",
+          "anchors suite: sgemv shapes NxK (y[N] = w[N,K] x[K]), the batch-1 Linear");
 ABSL_FLAG(std::string, concurrency, "1,8,32", "scheduler suite: concurrent requests");
 ABSL_FLAG(int, prompt_tokens, 16, "scheduler suite: prompt length of every request");
 ABSL_FLAG(int, new_tokens, 64, "scheduler suite: tokens every request generates");
@@ -89,13 +91,17 @@ absl::StatusOr<kernels::Backend> ParseBackend(const std::string& name) {
       absl::StrCat("--backend: expected reference, cpu or cuda, got \"", name, "\""));
 }
 
-absl::StatusOr<GemmShape> ParseGemmShape(absl::string_view text) {
-  std::vector<std::string> parts = absl::StrSplit(text, 'x');
+// "MxNxK" (or "NxK" with `implicit_m`), as given to --`flag`.
+absl::StatusOr<GemmShape> ParseGemmShape(absl::string_view text, const char* flag,
+                                         bool implicit_m = false) {
+  const std::string full = implicit_m ? absl::StrCat("1x", text) : std::string(text);
+  std::vector<std::string> parts = absl::StrSplit(full, 'x');
   GemmShape shape;
   if (parts.size() != 3 || !absl::SimpleAtoi(parts[0], &shape.m) ||
       !absl::SimpleAtoi(parts[1], &shape.n) || !absl::SimpleAtoi(parts[2], &shape.k)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--sgemm_shapes: expected MxNxK such as 64x1024x256, got \"", text, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, ": expected ",
+        implicit_m ? "NxK such as 4000x256" : "MxNxK such as 64x1024x256", ", got \"", text, "\""));
   }
   return shape;
 }
@@ -141,7 +147,7 @@ absl::Status RunAnchors() {
       .Add(absl::StrCat("sum of one array, ", arrays));
 
   for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sgemm_shapes), ',')) {
-    absl::StatusOr<GemmShape> shape = ParseGemmShape(text);
+    absl::StatusOr<GemmShape> shape = ParseGemmShape(text, "sgemm_shapes");
     if (!shape.ok()) return shape.status();
     absl::StatusOr<double> flops = MeasureSgemmFlops(*shape, PlanFromFlags());
     if (!flops.ok()) return flops.status();
@@ -150,6 +156,17 @@ absl::Status RunAnchors() {
         .Add(*flops / 1e9, 3)
         .Add("GFLOP/s")
         .Add("OpenBLAS cblas_sgemm, y = x w^T");
+  }
+  for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sgemv_shapes), ',')) {
+    absl::StatusOr<GemmShape> shape = ParseGemmShape(text, "sgemv_shapes", /*implicit_m=*/true);
+    if (!shape.ok()) return shape.status();
+    absl::StatusOr<double> flops = MeasureSgemvFlops(shape->n, shape->k, PlanFromFlags());
+    if (!flops.ok()) return flops.status();
+    table.NewRow()
+        .Add(absl::StrCat("sgemv_", text))
+        .Add(*flops / 1e9, 3)
+        .Add("GFLOP/s")
+        .Add("OpenBLAS cblas_sgemv, y = w x (one row, w read once)");
   }
   return Emit(table, "anchors.csv");
 }

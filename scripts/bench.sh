@@ -73,7 +73,7 @@ else
   concurrency=1,8,32,64
   new_tokens=64
   torch_batches=1,8,64,256
-  sgemm_shapes=1024x1024x1024,64x1024x256,64x4000x256
+  sgemm_shapes=1024x1024x1024,64x1024x256,64x4000x256,1x1024x256,1x4000x256
 fi
 
 mkdir -p "$results"

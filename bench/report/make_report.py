@@ -307,10 +307,11 @@ class Report:
             rows = []
             for source, data in (("in-process scheduler", self.scheduler), ("gRPC", self.e2e)):
                 for r in data:
-                    engine = lookup(self.decode, kind=r["kind"], batch=r["concurrency"])
+                    requests = r.get("concurrency") or r.get("requests")
+                    engine = lookup(self.decode, kind=r["kind"], batch=requests)
                     engine_tps = num(engine["tokens_per_s"]) if engine else None
                     steady = num(r["steady_tokens_per_s"])
-                    rows.append((source, r["kind"], r["concurrency"], fmt(steady),
+                    rows.append((source, r["kind"], requests, fmt(steady),
                                  fmt(engine_tps),
                                  fmt(steady / engine_tps * 100) + "%" if engine_tps else "–",
                                  fmt(num(r["ttft_ms_p50"]), 2), fmt(num(r["ttft_ms_p99"]), 2),
@@ -320,7 +321,7 @@ class Report:
                      table(("path", "kind", "requests", "steady tok/s", "engine Step tok/s",
                             "share", "TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms"),
                            rows))
-        grpc32 = lookup(self.e2e, kind="abc", concurrency=32)
+        grpc32 = lookup(self.e2e, kind="abc", requests=32)
         engine32 = lookup(self.decode, kind="abc", batch=32)
         if grpc32 and engine32:
             share = num(grpc32["steady_tokens_per_s"]) / num(engine32["tokens_per_s"])
@@ -330,13 +331,15 @@ class Report:
         else:
             self.target("abc: gRPC e2e tok/s at 32 vs engine-only batch 32", "–", "≥ 90%", None)
         if self.serving:
-            rows = [(r["kind"], r["request_rate"], r["requests"], fmt(num(r["overall_tokens_per_s"])),
+            rows = [(r["kind"], r["request_rate"], r["requests"], r["failed"],
+                     fmt(num(r["overall_tokens_per_s"])),
                      fmt(num(r["ttft_ms_p50"]), 1), fmt(num(r["ttft_ms_p90"]), 1),
                      fmt(num(r["ttft_ms_p99"]), 1), fmt(num(r["itl_ms_p50"]), 2),
                      fmt(num(r["itl_ms_p90"]), 2), fmt(num(r["itl_ms_p99"]), 2))
                     for r in self.serving]
             self.add("End-to-end serving through gRPC streaming, Poisson arrivals",
-                     table(("kind", "req/s", "requests", "tok/s", "TTFT p50 ms", "TTFT p90 ms",
+                     table(("kind", "req/s", "requests", "failed", "tok/s", "TTFT p50 ms",
+                            "TTFT p90 ms",
                             "TTFT p99 ms", "ITL p50 ms", "ITL p90 ms", "ITL p99 ms"), rows))
 
     def targets_section(self):

@@ -63,7 +63,7 @@ def draw_all(report, results):
                        COLORS[kind], 1))
         series.append((f"{kind} PyTorch", _series(report.torch, kind, "batch", "tokens_per_s"),
                        COLORS[kind], 2))
-        series.append((f"{kind} gRPC", _series(report.e2e, kind, "concurrency",
+        series.append((f"{kind} gRPC", _series(report.e2e, kind, "requests",
                                                "steady_tokens_per_s"), COLORS[kind], 3))
     pngs.append(_plot(results, "decode_throughput", "Decode throughput against batch size",
                       "batch size (concurrent requests)", "tokens/s", series, logy=True))
