@@ -5,10 +5,12 @@
 #   1. debootstrap --variant=minbase bookworm (cached under /var/tmp) and import it into
 #      podman as docker.io/library/debian:bookworm and :bookworm-slim (the Dockerfile's
 #      default bases; minbase is what -slim is, less the docs and locales it strips);
-#   2. podman build --pull=never --isolation=chroot -t slotserve .
+#   2. podman build --pull=never --isolation=chroot --format docker -t slotserve .
 #   3. podman create + podman export into a folder, then chroot into it as the image's user
 #      and run slotserve-server --help and slotserve-cli --help (podman run is not available
-#      on these machines).
+#      on these machines), after ldd finds every shared library;
+#   4. start the image's server on its bundled model in that file system (loopback), ask it
+#      for health with the image's CLI, count its metric families, and SIGTERM it (exit 0).
 #
 # Needs root, podman and debootstrap (apt-get install podman debootstrap), network access to a
 # Debian mirror, and time: the build stage compiles the whole project. Not part of CI.
@@ -41,7 +43,12 @@ fi
 podman tag docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim
 
 # 2. The image itself.
-podman build --pull=never --isolation=chroot --layers -t "$image" "$@" "$root"
+# --format docker: the OCI image format has no HEALTHCHECK, podman would drop it.
+podman build --pull=never --isolation=chroot --format docker --layers -t "$image" "$@" "$root" \
+  2>&1 | tee "$cache/build.log"
+podman image inspect --format \
+  'user {{.Config.User}}, entrypoint {{.Config.Entrypoint}}, cmd {{.Config.Cmd}}, ports {{.Config.ExposedPorts}}, healthcheck {{.Config.Healthcheck.Test}}' \
+  "$image"
 
 # 3. Run the binaries in the exported runtime file system, as the image's user.
 export_dir=$cache/export
@@ -71,4 +78,34 @@ for binary in slotserve-server slotserve-cli; do
   fi
   echo "build-image: $binary --help: exit $status, $(wc -l < "$log") lines of usage"
 done
+
+# 4. Serve for real inside the image's file system: the bundled model, as the image's user, on
+# loopback (chroot shares this machine's network), asked for health by the image's own CLI,
+# then SIGTERM must drain and exit 0.
+mount -t proc proc "$export_dir/proc"
+trap 'umount "$export_dir/proc" 2>/dev/null || true; podman rm -f "$container" >/dev/null 2>&1 || true' EXIT
+chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-server \
+  --model=/opt/slotserve/model --listen=127.0.0.1:55051 --metrics-listen=127.0.0.1:55464 \
+  --backend=cpu --drain-timeout=5s > "$cache/server.log" 2>&1 &
+server_pid=$!
+healthy=0
+for _ in $(seq 1 120); do
+  if chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-cli \
+       --server 127.0.0.1:55051 health; then
+    healthy=1
+    break
+  fi
+  sleep 1
+done
+families=$(curl -s http://127.0.0.1:55464/metrics | grep -c '^# TYPE slotserve_' || true)
+kill -TERM "$server_pid"
+exit_code=0
+wait "$server_pid" || exit_code=$?
+cat "$cache/server.log"
+echo "build-image: in-image server: healthy=$healthy, $families slotserve metric families," \
+     "exit $exit_code after SIGTERM"
+if [ "$healthy" != 1 ] || [ "$families" -eq 0 ] || [ "$exit_code" != 0 ]; then
+  echo "build-image: the server did not serve from the image" >&2
+  exit 1
+fi
 podman image ls "$image"
