@@ -20,19 +20,18 @@ SLOTSERVE_BUILD_DIR=$build_dir "$root/scripts/build.sh"
 server_bin=$build_dir/server/service/slotserve-server
 cli_bin=$build_dir/clients/slotserve-cli
 
-model=${SLOTSERVE_MODEL:-}
-if [ -z "$model" ]; then
-  for candidate in "$root/models/default" "$root/build/default-model"; do
-    if [ -f "$candidate/config.json" ]; then model=$candidate; break; fi
-  done
-fi
-if [ -z "$model" ]; then
+# The server's own default (no --model): the trained demo model when it is committed, else
+# the random-weight one make-default-model.sh writes (made here when missing).
+model_flag=()
+if [ -n "${SLOTSERVE_MODEL:-}" ]; then
+  model_flag=(--model "$SLOTSERVE_MODEL")
+elif [ ! -f "$root/models/trained/kjv-abc-m32/config.json" ] &&
+     [ ! -f "$root/build/default-model/config.json" ]; then
   "$root/scripts/make-default-model.sh"
-  model=$root/build/default-model
 fi
 
 log=$(mktemp -t slotserve-quickstart.XXXXXX.log)
-"$server_bin" --model "$model" --listen "127.0.0.1:$port" \
+"$server_bin" "${model_flag[@]}" --listen "127.0.0.1:$port" \
   --metrics-listen "127.0.0.1:$metrics_port" 2>"$log" &
 server_pid=$!
 stop_server() {

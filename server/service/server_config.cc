@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <filesystem>
 #include <string_view>
 
 #include "absl/flags/flag.h"
@@ -11,12 +12,21 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
+// The bundled default models, in order of preference (set by CMake): the trained demo model
+// once it is committed (issue 5), else the random-weight one scripts/make-default-model.sh
+// writes into the build tree.
+#ifndef SLOTSERVE_TRAINED_MODEL_DIR
+#define SLOTSERVE_TRAINED_MODEL_DIR "models/trained/kjv-abc-m32"
+#endif
 #ifndef SLOTSERVE_DEFAULT_MODEL_DIR
 #define SLOTSERVE_DEFAULT_MODEL_DIR "build/default-model"
 #endif
 
-ABSL_FLAG(std::string, model, SLOTSERVE_DEFAULT_MODEL_DIR,
-          "Model directory (config.json, model.safetensors, tokenizer.model)");
+ABSL_FLAG(std::string, model, "",
+          "Model directory (config.json, model.safetensors, tokenizer.model); "
+          "default: " SLOTSERVE_TRAINED_MODEL_DIR
+          " when it exists, else " SLOTSERVE_DEFAULT_MODEL_DIR
+          " (written by scripts/make-default-model.sh)");
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "gRPC address to listen on (port 0 picks a free port; the startup line shows it)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
@@ -51,6 +61,18 @@ absl::StatusOr<kernels::Backend> ParseBackend(const std::string& name) {
   }
   return absl::InvalidArgumentError(
       absl::StrCat("--backend must be auto, cpu, cuda or reference, got \"", name, "\""));
+}
+
+absl::StatusOr<std::string> BundledModelDir() {
+  for (const char* candidate : {SLOTSERVE_TRAINED_MODEL_DIR, SLOTSERVE_DEFAULT_MODEL_DIR}) {
+    if (std::filesystem::exists(std::filesystem::path(candidate) / "config.json")) {
+      return std::string(candidate);
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no --model given and no bundled default model: looked for config.json in ",
+                   SLOTSERVE_TRAINED_MODEL_DIR, " and ", SLOTSERVE_DEFAULT_MODEL_DIR,
+                   "; run scripts/make-default-model.sh or pass --model DIR"));
 }
 
 bool IsServerFlagFile(absl::string_view file) {
@@ -95,6 +117,11 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
 
   ServerConfig config;
   config.model_dir = absl::GetFlag(FLAGS_model);
+  if (config.model_dir.empty()) {
+    absl::StatusOr<std::string> bundled = BundledModelDir();
+    if (!bundled.ok()) return bundled.status();
+    config.model_dir = *bundled;
+  }
   config.listen_address = absl::GetFlag(FLAGS_listen);
   config.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   absl::StatusOr<kernels::Backend> backend = ParseBackend(absl::GetFlag(FLAGS_backend));
