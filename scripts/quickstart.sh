@@ -6,7 +6,8 @@
 #
 #   scripts/quickstart.sh ["prompt"]
 #
-# Environment: SLOTSERVE_BUILD_DIR (default build), SLOTSERVE_MODEL (default: the bundled
+# Environment: SLOTSERVE_BUILD_DIR (default build), SLOTSERVE_SKIP_BUILD=1 (use what is
+# already built there), SLOTSERVE_MODEL (default: the bundled
 # default model, made by scripts/make-default-model.sh), PORT / METRICS_PORT (default 50051 /
 # 9464, on 127.0.0.1).
 set -euo pipefail
@@ -16,7 +17,9 @@ build_dir=${SLOTSERVE_BUILD_DIR:-$root/build}
 port=${PORT:-50051}
 metrics_port=${METRICS_PORT:-9464}
 
-SLOTSERVE_BUILD_DIR=$build_dir "$root/scripts/build.sh"
+if [ "${SLOTSERVE_SKIP_BUILD:-0}" != 1 ]; then
+  SLOTSERVE_BUILD_DIR=$build_dir "$root/scripts/build.sh"
+fi
 server_bin=$build_dir/server/service/slotserve-server
 cli_bin=$build_dir/clients/slotserve-cli
 

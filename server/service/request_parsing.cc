@@ -65,12 +65,12 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
 
 absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
                                                 const engine::Tokenizer* tokenizer, int bos_id) {
+  absl::Status utf8 = CheckUtf8(text, field);
+  if (!utf8.ok()) return utf8;
   if (tokenizer == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         field, ": this model directory has no tokenizer.model; send token_ids instead"));
   }
-  absl::Status utf8 = CheckUtf8(text, field);
-  if (!utf8.ok()) return utf8;
   absl::StatusOr<std::vector<int32_t>> pieces = tokenizer->Encode(text);
   if (!pieces.ok()) {
     return absl::Status(pieces.status().code(),
