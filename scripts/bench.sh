@@ -21,6 +21,7 @@ threads=${BENCH_THREADS:-1}
 quick=${BENCH_QUICK:-0}
 skip=" ${BENCH_SKIP:-} "
 python=/usr/bin/python3
+cores=$(grep -c ^processor /proc/cpuinfo)  # not nproc: it follows OMP_NUM_THREADS, set below
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
 export PYTHONPATH=$root/models/python${PYTHONPATH:+:$PYTHONPATH}
 
@@ -34,12 +35,10 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSLOTSERVE_WIT
 targets=(slotserve-bench)
 if grep -q '^SLOTSERVE_BUILD_SERVER:BOOL=ON' "$build/CMakeCache.txt" && wanted e2e; then
   targets+=(slotserve-server)
-  if [ -f "$root/clients/CMakeLists.txt" ] && grep -q slotserve-loadgen "$root/clients/CMakeLists.txt"; then
-    targets+=(slotserve-loadgen)
-  fi
+  [ -f "$root/bench/loadgen/loadgen_main.cc" ] && targets+=(slotserve-bench-loadgen)
 fi
 log "building ${targets[*]} (Release) in $build"
-cmake --build "$build" -j"$(nproc)" --target "${targets[@]}"
+cmake --build "$build" -j"$cores" --target "${targets[@]}"
 bench_bin=$build/bench/slotserve-bench
 
 # --- models ----------------------------------------------------------------------------------
@@ -106,10 +105,11 @@ run_suite scheduler "$bench_bin" --suite=scheduler --models="$short_models" \
 run_suite torch "$python" "$root/bench/python/torch_decode_bench.py" --models="$short_models" \
   --batches="$torch_batches" --context=128 --threads="$threads" --steps-per-repeat=8 --warmup=1 \
   --repeats=5 --out="$results/decode_torch.csv"
-if [ -x "$build/server/service/slotserve-server" ] && wanted e2e; then
+if [ -x "$build/server/service/slotserve-server" ] && [ -x "$build/bench/slotserve-bench-loadgen" ] &&
+  wanted e2e; then
   run_suite e2e "$root/bench/e2e.sh" "$build" "$models_dir" "$results" "$threads" "$quick"
 else
-  log "no slotserve-server in $build: end-to-end gRPC suite skipped"
+  log "no slotserve-server or slotserve-bench-loadgen in $build: end-to-end gRPC suite skipped"
 fi
 
 # --- machine and report ----------------------------------------------------------------------
@@ -117,7 +117,7 @@ fi
   echo "date_utc=$(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "git_commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//')"
-  echo "cores=$(nproc)"
+  echo "cores=$cores"
   echo "memory_gib=$(awk '/MemTotal/ {printf "%.1f", $2 / 1048576}' /proc/meminfo)"
   echo "kernel=$(uname -r)"
   echo "compiler=$(c++ --version | head -1)"
