@@ -56,7 +56,7 @@ class BadRequestTest : public ServerTest {
 };
 
 TEST_F(BadRequestTest, EachGetsInvalidArgumentNamingTheFieldWhileAnotherStreamContinues) {
-  const uint32_t long_stream_tokens = TokensLasting(*stub_, absl::Seconds(2));
+  const uint32_t long_stream_tokens = TokensLasting(*stub_, absl::Seconds(4));
   BackgroundStream running(channel_, GreedyTextRequest("In the beginning", long_stream_tokens));
   ASSERT_TRUE(WaitFor([&] { return running.messages_received() > 0; }, absl::Seconds(30)));
 
