@@ -76,6 +76,68 @@ std::string WithPort(const std::string& address, int port) {
                       port);
 }
 
+// Tokenizer of the model directory; null (with a warning) when the directory has none, so
+// token-id requests still work.
+absl::StatusOr<std::unique_ptr<engine::Tokenizer>> LoadTokenizerIfPresent(
+    const std::filesystem::path& model_dir) {
+  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> loaded =
+      engine::Tokenizer::LoadFromModelDir(model_dir);
+  if (absl::IsNotFound(loaded.status())) {
+    std::fprintf(stderr, "slotserve-server: warning: %s\n",
+                 std::string(loaded.status().message()).c_str());
+    return nullptr;
+  }
+  return loaded;
+}
+
+// gRPC serving `service`, the standard health service and server reflection. *port gets the
+// port actually bound.
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string& address,
+                                                              grpc::Service* service, int* port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || *port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--listen=", address, ": cannot listen there (address in use or invalid?)"));
+  }
+  return server;
+}
+
+// DESIGN §4 shutdown: NOT_SERVING, refuse new requests, let running ones finish within
+// `drain_timeout`, cut off the rest, then stop gRPC once every call has delivered its end.
+void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Scheduler& scheduler,
+                  SlotServeService& service, grpc::Server& grpc_server) {
+  const engine::SchedulerStats at_signal = scheduler.stats();
+  std::fprintf(stderr,
+               "slotserve-server: %s: draining (%d running, %d queued, up to %s), refusing new "
+               "requests\n",
+               sigabbrev_np(signal_number), at_signal.running, at_signal.queued,
+               absl::FormatDuration(drain_timeout).c_str());
+  std::fflush(stderr);
+  grpc_server.GetHealthCheckService()->SetServingStatus(false);
+  scheduler.BeginDrain();
+  const bool drained = scheduler.WaitIdle(absl::Now() + drain_timeout);
+  const engine::SchedulerStats at_stop = scheduler.stats();
+  // Ends whatever is left with UNAVAILABLE, so every call can finish before gRPC shuts down.
+  scheduler.Stop();
+  // Every call now finishes as soon as its last messages are written. Shutdown's deadline
+  // would otherwise be waited out in full while any client keeps an idle connection open.
+  service.WaitForCallsDone(absl::Now() + absl::Seconds(5));
+  grpc_server.Shutdown(std::chrono::system_clock::now());
+  if (drained) {
+    std::fprintf(stderr, "slotserve-server: drained, exiting\n");
+  } else {
+    std::fprintf(stderr,
+                 "slotserve-server: drain timeout: cut off %d running and %d queued requests, "
+                 "exiting\n",
+                 at_stop.running, at_stop.queued);
+  }
+}
+
 }  // namespace
 
 void BlockShutdownSignals() {
@@ -93,17 +155,8 @@ absl::Status RunServer(const ServerConfig& config) {
   }
   if (config.threads > 0) openblas_set_num_threads(config.threads);
 
-  std::unique_ptr<engine::Tokenizer> tokenizer;
-  if (absl::StatusOr<std::unique_ptr<engine::Tokenizer>> loaded =
-          engine::Tokenizer::LoadFromModelDir(model_dir);
-      loaded.ok()) {
-    tokenizer = *std::move(loaded);
-  } else if (absl::IsNotFound(loaded.status())) {
-    std::fprintf(stderr, "slotserve-server: warning: %s\n",
-                 std::string(loaded.status().message()).c_str());
-  } else {
-    return loaded.status();
-  }
+  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = LoadTokenizerIfPresent(model_dir);
+  if (!tokenizer.ok()) return tokenizer.status();
   absl::StatusOr<std::unique_ptr<models::LanguageModel>> model =
       models::LanguageModel::Load(model_dir, config.backend);
   if (!model.ok()) return model.status();
@@ -116,7 +169,7 @@ absl::Status RunServer(const ServerConfig& config) {
                                   kernels::BackendName(config.backend)},
                         config.scheduler.max_slots, state_bytes);
   absl::StatusOr<std::unique_ptr<engine::Scheduler>> scheduler =
-      engine::Scheduler::Create(*std::move(model), tokenizer.get(), config.scheduler, &metrics);
+      engine::Scheduler::Create(*std::move(model), tokenizer->get(), config.scheduler, &metrics);
   if (!scheduler.ok()) return scheduler.status();
 
   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics_endpoint =
@@ -124,17 +177,10 @@ absl::Status RunServer(const ServerConfig& config) {
   if (!metrics_endpoint.ok()) return metrics_endpoint.status();
 
   SlotServeService service(**scheduler, &metrics, model_name);
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
   int grpc_port = 0;
-  builder.AddListeningPort(config.listen_address, grpc::InsecureServerCredentials(), &grpc_port);
-  builder.RegisterService(&service);
-  std::unique_ptr<grpc::Server> grpc_server = builder.BuildAndStart();
-  if (grpc_server == nullptr || grpc_port == 0) {
-    return absl::UnavailableError(absl::StrCat(
-        "--listen=", config.listen_address, ": cannot listen there (address in use or invalid?)"));
-  }
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
+      StartGrpcServer(config.listen_address, &service, &grpc_port);
+  if (!grpc_server.ok()) return grpc_server.status();
   (*scheduler)->Start();
 
   const int metrics_port = (*metrics_endpoint)->port();
@@ -151,32 +197,7 @@ absl::Status RunServer(const ServerConfig& config) {
                WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 
-  const int signal_number = WaitForShutdownSignal();
-  const engine::SchedulerStats at_signal = (*scheduler)->stats();
-  std::fprintf(stderr,
-               "slotserve-server: %s: draining (%d running, %d queued, up to %s), refusing new "
-               "requests\n",
-               sigabbrev_np(signal_number), at_signal.running, at_signal.queued,
-               absl::FormatDuration(config.drain_timeout).c_str());
-  std::fflush(stderr);
-  grpc_server->GetHealthCheckService()->SetServingStatus(false);
-  (*scheduler)->BeginDrain();
-  const bool drained = (*scheduler)->WaitIdle(absl::Now() + config.drain_timeout);
-  const engine::SchedulerStats at_stop = (*scheduler)->stats();
-  // Ends whatever is left with UNAVAILABLE, so every call can finish before gRPC shuts down.
-  (*scheduler)->Stop();
-  // Every call now finishes as soon as its last messages are written. Shutdown's deadline
-  // would otherwise be waited out in full while any client keeps an idle connection open.
-  service.WaitForCallsDone(absl::Now() + absl::Seconds(5));
-  grpc_server->Shutdown(std::chrono::system_clock::now());
-  if (drained) {
-    std::fprintf(stderr, "slotserve-server: drained, exiting\n");
-  } else {
-    std::fprintf(stderr,
-                 "slotserve-server: drain timeout: cut off %d running and %d queued requests, "
-                 "exiting\n",
-                 at_stop.running, at_stop.queued);
-  }
+  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, **scheduler, service, **grpc_server);
   return absl::OkStatus();
 }
 
