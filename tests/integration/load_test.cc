@@ -123,6 +123,17 @@ TEST_F(LoadTest, ADisconnectedClientFreesItsSlot) {
   EXPECT_TRUE(WaitFor([&] { return PoolIsFull(); }, absl::Seconds(5)));
 }
 
+TEST_F(LoadTest, APassedDeadlineEndsTheRequestAndFreesItsSlot) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=2"}));
+  const uint32_t tokens = TokensLasting(*stub_, absl::Seconds(20));
+  const StreamResult result =
+      Generate(*stub_, GreedyTextRequest("In the beginning", tokens), absl::Milliseconds(300));
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED)
+      << result.status.error_message();
+  EXPECT_LT(result.ids.size(), tokens);
+  EXPECT_TRUE(WaitFor([&] { return PoolIsFull(); }, absl::Seconds(5)));
+}
+
 TEST_F(LoadTest, OverloadGetsResourceExhaustedAtOnce) {
   ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=1", "--max-queued=1"}));
   const uint32_t tokens = TokensLasting(*stub_, absl::Seconds(20));
