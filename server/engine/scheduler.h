@@ -82,7 +82,7 @@ class Scheduler {
   // Blocks until no request is queued or running, or until `deadline`. True when idle.
   bool WaitIdle(absl::Time deadline);
   // Refuses new requests, ends every queued and running one with UNAVAILABLE, joins the
-  // engine thread. Idempotent.
+  // engine thread. Idempotent: a later (or concurrent) call returns at once.
   void Stop();
 
   SchedulerStats stats() const;
