@@ -42,9 +42,18 @@ if ! podman image exists docker.io/library/debian:bookworm; then
 fi
 podman tag docker.io/library/debian:bookworm docker.io/library/debian:bookworm-slim
 
-# 2. The image itself.
+# 2. The image itself. SLOTSERVE_IMAGE_FROM_HEAD=1 builds the committed tree (git archive
+# HEAD) instead of the working tree, which may hold someone's half-written change.
+context=$root
+if [ "${SLOTSERVE_IMAGE_FROM_HEAD:-0}" = 1 ]; then
+  context=$cache/context
+  rm -rf "$context"
+  mkdir -p "$context"
+  git -C "$root" archive HEAD | tar -C "$context" -x
+  echo "build-image: building commit $(git -C "$root" rev-parse --short HEAD)"
+fi
 # --format docker: the OCI image format has no HEALTHCHECK, podman would drop it.
-podman build --pull=never --isolation=chroot --format docker --layers -t "$image" "$@" "$root" \
+podman build --pull=never --isolation=chroot --format docker --layers -t "$image" "$@" "$context" \
   2>&1 | tee "$cache/build.log"
 podman image inspect --format \
   'user {{.Config.User}}, entrypoint {{.Config.Entrypoint}}, cmd {{.Config.Cmd}}, ports {{.Config.ExposedPorts}}, healthcheck {{.Config.Healthcheck.Test}}' \
