@@ -7,8 +7,11 @@
 #include "gtest/gtest.h"
 #include "kernels/activation.h"
 #include "kernels/device_stream.h"
+#include "kernels/float16.h"
+#include "kernels/linear.h"
 #include "tests/unit/kernels/device_array.h"
 #include "tests/unit/kernels/test_backends.h"
+#include "tests/unit/kernels/test_data.h"
 
 namespace slotserve::kernels::testing {
 namespace {
@@ -56,6 +59,53 @@ TEST_P(StepGraphCacheTest, ReplaysWithFreshInputsAndRecordsOncePerKey) {
   ASSERT_TRUE(cache.Run(/*key=*/1, stream->get(), relu).ok());
   EXPECT_EQ(records, graphs ? 3 : 5);
   Synchronize(backend, stream->get());
+}
+
+// A replayed graph of cuBLAS work (the F16 linear: split kernel, GEMM, epilogue, scratch)
+// gives bit-identical results to running the same launches directly.
+TEST_P(StepGraphCacheTest, ReplayedLinearEqualsDirectRun) {
+  const Backend backend = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(backend);
+  absl::StatusOr<DeviceStream> stream = DeviceStream::Create(backend);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  constexpr int kRows = 3, kIn = 40, kOut = 24;
+  const DType dtype = backend == Backend::kCpu ? DType::kF32 : DType::kF16;
+  std::vector<uint16_t> weight_words;
+  std::vector<float> weight_floats = RandomFloats(kIn * kOut, 21);
+  DeviceArray<float> weight_f32(backend, weight_floats);
+  for (float w : weight_floats) weight_words.push_back(FloatToHalf(w));
+  DeviceArray<uint16_t> weight_f16(backend, weight_words);
+  DeviceArray<float> bias(backend, RandomFloats(kOut, 22));
+  DeviceArray<float> x(backend, kRows * kIn);
+  DeviceArray<float> y(backend, kRows * kOut);
+  auto linear = [&](Stream s) {
+    LinearParams p;
+    p.x = x.data();
+    p.x_stride = kIn;
+    p.rows = kRows;
+    p.in_features = kIn;
+    p.weight = dtype == DType::kF16 ? static_cast<const void*>(weight_f16.data())
+                                    : static_cast<const void*>(weight_f32.data());
+    p.weight_dtype = dtype;
+    p.out_features = kOut;
+    p.bias = bias.data();
+    p.y = y.data();
+    p.y_stride = kOut;
+    LaunchLinear(backend, p, s);
+  };
+  StepGraphCache cache(backend);
+  for (uint32_t seed : {31u, 32u}) {
+    x.Upload(RandomFloats(kRows * kIn, seed));
+    Synchronize(backend);
+    linear(stream->get());
+    Synchronize(backend, stream->get());
+    const std::vector<float> direct = y.Download();
+    y.Upload(std::vector<float>(kRows * kOut, -7.0f));
+    Synchronize(backend);
+    ASSERT_TRUE(cache.Run(/*key=*/kRows, stream->get(), linear).ok());
+    Synchronize(backend, stream->get());
+    EXPECT_EQ(y.Download(), direct) << "inputs of seed " << seed;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, StepGraphCacheTest, ::testing::ValuesIn(AllBackends()),
