@@ -26,9 +26,13 @@ COPY scripts/install-deps.sh scripts/install-deps.sh
 RUN scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 # build.sh runs install-deps.sh again (a no-op now) and builds Release into build/ with Ninja.
+# The server's built-in default model is where the runtime stage puts it, so arguments that
+# replace CMD without --model still find it.
 RUN SLOTSERVE_BUILD_DIR=/src/build scripts/build.sh \
       -DSLOTSERVE_BUILD_TESTS=OFF -DSLOTSERVE_BUILD_BENCH=OFF \
       -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCHITECTURES}" \
+      -DSLOTSERVE_TRAINED_MODEL_DIR=/opt/slotserve/model \
+      -DSLOTSERVE_DEFAULT_MODEL_DIR=/opt/slotserve/model \
  && scripts/make-default-model.sh
 # Stage exactly what the runtime needs under /staging, and the list of packages that own the
 # shared libraries the binaries load (computed, so the Debian and Ubuntu bases both work).

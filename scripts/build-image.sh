@@ -9,8 +9,9 @@
 #   3. podman create + podman export into a folder, then chroot into it as the image's user
 #      and run slotserve-server --help and slotserve-cli --help (podman run is not available
 #      on these machines), after ldd finds every shared library;
-#   4. start the image's server on its bundled model in that file system (loopback), ask it
-#      for health with the image's CLI, count its metric families, and SIGTERM it (exit 0).
+#   4. start the image's server (no --model: its built-in default is the bundled model) in
+#      that file system on loopback, ask it for health and a short generation with the
+#      image's CLI, count its metric families, and SIGTERM it (must drain and exit 0).
 #
 # Needs root, podman and debootstrap (apt-get install podman debootstrap), network access to a
 # Debian mirror, and time: the build stage compiles the whole project. Not part of CI.
@@ -93,8 +94,9 @@ done
 # then SIGTERM must drain and exit 0.
 mount -t proc proc "$export_dir/proc"
 trap 'umount "$export_dir/proc" 2>/dev/null || true; podman rm -f "$container" >/dev/null 2>&1 || true' EXIT
+# No --model: the built-in default must be the image's bundled model.
 chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-server \
-  --model=/opt/slotserve/model --listen=127.0.0.1:55051 --metrics-listen=127.0.0.1:55464 \
+  --listen=127.0.0.1:55051 --metrics-listen=127.0.0.1:55464 \
   --backend=cpu --drain-timeout=5s > "$cache/server.log" 2>&1 &
 server_pid=$!
 healthy=0
@@ -106,14 +108,20 @@ for _ in $(seq 1 120); do
   fi
   sleep 1
 done
+generated=0
+if [ "$healthy" = 1 ] && chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-cli \
+     --server 127.0.0.1:55051 generate "In the beginning" --max-new-tokens 8 --seed 1; then
+  generated=1
+fi
 families=$(curl -s http://127.0.0.1:55464/metrics | grep -c '^# TYPE slotserve_' || true)
 kill -TERM "$server_pid"
 exit_code=0
 wait "$server_pid" || exit_code=$?
 cat "$cache/server.log"
-echo "build-image: in-image server: healthy=$healthy, $families slotserve metric families," \
-     "exit $exit_code after SIGTERM"
-if [ "$healthy" != 1 ] || [ "$families" -eq 0 ] || [ "$exit_code" != 0 ]; then
+echo "build-image: in-image server: healthy=$healthy, generated=$generated," \
+     "$families slotserve metric families, exit $exit_code after SIGTERM"
+if [ "$healthy" != 1 ] || [ "$generated" != 1 ] || [ "$families" -eq 0 ] ||
+   [ "$exit_code" != 0 ]; then
   echo "build-image: the server did not serve from the image" >&2
   exit 1
 fi

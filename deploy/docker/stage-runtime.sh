@@ -25,19 +25,34 @@ for name in slotserve-server slotserve-cli; do
   install -m 0755 -s "$found" "$staging/bin/$name"
 done
 
-# The default model: the committed trained model when it exists, else the one
-# scripts/make-default-model.sh wrote into the build tree.
+# The default model, chosen as slotserve-server chooses it when --model is not given: the
+# trained demo model when it is in the tree, else what scripts/make-default-model.sh wrote.
+# Both places are read from server/service/CMakeLists.txt, so the two never disagree.
+default_of() {
+  sed -n "s|^set($1 \${PROJECT_SOURCE_DIR}/\([^ ]*\) CACHE.*|\1|p" \
+    "$root/server/service/CMakeLists.txt"
+}
 model_dir=${SLOTSERVE_DEFAULT_MODEL_DIR:-}
 if [ -z "$model_dir" ]; then
-  for candidate in "$root/models/default" "$build_dir/default-model"; do
+  trained=$(default_of SLOTSERVE_TRAINED_MODEL_DIR)
+  fallback=$(default_of SLOTSERVE_DEFAULT_MODEL_DIR)
+  if [ -z "$trained" ] || [ -z "$fallback" ]; then
+    echo "stage-runtime: cannot read SLOTSERVE_TRAINED_MODEL_DIR / SLOTSERVE_DEFAULT_MODEL_DIR" \
+         "from server/service/CMakeLists.txt; set SLOTSERVE_DEFAULT_MODEL_DIR" >&2
+    exit 1
+  fi
+  # The fallback lives in the source tree's build/; this build may be elsewhere.
+  for candidate in "$root/$trained" "$root/$fallback" "$build_dir/${fallback#build/}"; do
     if [ -f "$candidate/config.json" ]; then model_dir=$candidate; break; fi
   done
 fi
 if [ -z "$model_dir" ] || [ ! -f "$model_dir/config.json" ]; then
-  echo "stage-runtime: no default model (looked for config.json in models/default and" \
-       "$build_dir/default-model; set SLOTSERVE_DEFAULT_MODEL_DIR)" >&2
+  echo "stage-runtime: no default model (no config.json in $root/${trained:-?}," \
+       "$root/${fallback:-?} or $build_dir; run scripts/make-default-model.sh or set" \
+       "SLOTSERVE_DEFAULT_MODEL_DIR)" >&2
   exit 1
 fi
+echo "stage-runtime: default model $model_dir"
 for f in config.json model.safetensors tokenizer.model; do
   if [ ! -f "$model_dir/$f" ]; then
     echo "stage-runtime: $model_dir/$f missing; a model directory needs config.json," \
