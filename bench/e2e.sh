@@ -16,7 +16,7 @@ loadgen=$build/bench/slotserve-bench-loadgen
 if [ "$quick" = 1 ]; then
   bursts=(1 8) rates=(0.5) poisson_requests=12 new_tokens=16 kinds=(abc softmax)
 else
-  bursts=(1 8 32 64) rates=(0.25 0.5 0.75 0.9) poisson_requests=128 new_tokens=64
+  bursts=(1 8 32 64) rates=(0.25 0.5 0.75 0.9) poisson_requests=96 new_tokens=64
   kinds=(abc rfa luna softmax)
 fi
 prompt_tokens=16

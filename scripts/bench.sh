@@ -5,7 +5,7 @@
 # when the server and a load generator are built, end-to-end gRPC serving. Prints the tables
 # and writes CSV, PNG plots and summary.md into bench/results/.
 #
-#   scripts/bench.sh            full run (about 15-25 minutes on 2 cores)
+#   scripts/bench.sh            full run (about 10-15 minutes on 2 cores)
 #   BENCH_QUICK=1 scripts/bench.sh   tiny sweeps, to check the machinery (about a minute)
 #
 # Environment: BENCH_THREADS (default 1: OpenBLAS, PyTorch and the bandwidth test all use it),
@@ -71,7 +71,7 @@ else
   prompts=16,64,256,1024,4096
   concurrency=1,8,32,64
   new_tokens=64
-  torch_batches=1,8,64,256
+  torch_batches=1,8,64  # the reference's softmax step clones its whole cache: 3 s at 256
   sgemm_shapes=1024x1024x1024,64x1024x256,64x4000x256,1x1024x256,1x4000x256
 fi
 
@@ -90,27 +90,29 @@ run_suite() {  # run_suite NAME COMMAND...: runs it, recording the load average 
 }
 
 common=(--threads="$threads" --out="$results")
+# Order: the suites whose results are compared with each other for the targets run back to
+# back (anchors, engine decode, gRPC, PyTorch), so that load from elsewhere on a shared machine
+# hits them alike.
 run_suite anchors "$bench_bin" --suite=anchors --sgemm_shapes="$sgemm_shapes" "${common[@]}" "${plan[@]}"
 run_suite models "$bench_bin" --suite=models --models="$short_models,$models_dir/softmax-long" "${common[@]}"
 run_suite memory "$bench_bin" --suite=memory --models="$short_models" --contexts="$contexts" \
   --budgets_gib=1,16 "${common[@]}"
 run_suite decode "$bench_bin" --suite=decode --models="$short_models" --batches="$batches" \
   --context=128 "${common[@]}" "${plan[@]}"
-run_suite context "$bench_bin" --suite=context --models="$long_models" --contexts="$contexts" \
-  --batch=1 "${common[@]}" "${plan[@]}"
-run_suite prefill "$bench_bin" --suite=prefill --models="$long_models" --prompt_lengths="$prompts" \
-  "${common[@]}" --warmup=1 --repeats=5
-run_suite scheduler "$bench_bin" --suite=scheduler --models="$short_models" \
-  --concurrency="$concurrency" --prompt_tokens=16 --new_tokens="$new_tokens" --rounds=3 "${common[@]}"
-run_suite torch "$python" "$root/bench/python/torch_decode_bench.py" --models="$short_models" \
-  --batches="$torch_batches" --context=128 --threads="$threads" --steps-per-repeat=8 --warmup=1 \
-  --repeats=5 --out="$results/decode_torch.csv"
-if [ -x "$build/server/service/slotserve-server" ] && [ -x "$build/bench/slotserve-bench-loadgen" ] &&
-  wanted e2e; then
+if [ -x "$build/server/service/slotserve-server" ] && [ -x "$build/bench/slotserve-bench-loadgen" ]; then
   run_suite e2e "$root/bench/e2e.sh" "$build" "$models_dir" "$results" "$threads" "$quick"
 else
   log "no slotserve-server or slotserve-bench-loadgen in $build: end-to-end gRPC suite skipped"
 fi
+run_suite torch "$python" "$root/bench/python/torch_decode_bench.py" --models="$short_models" \
+  --batches="$torch_batches" --context=128 --threads="$threads" --steps-per-repeat=4 --warmup=1 \
+  --repeats=5 --out="$results/decode_torch.csv"
+run_suite scheduler "$bench_bin" --suite=scheduler --models="$short_models" \
+  --concurrency="$concurrency" --prompt_tokens=16 --new_tokens="$new_tokens" --rounds=3 "${common[@]}"
+run_suite context "$bench_bin" --suite=context --models="$long_models" --contexts="$contexts" \
+  --batch=1 "${common[@]}" "${plan[@]}"
+run_suite prefill "$bench_bin" --suite=prefill --models="$long_models" --prompt_lengths="$prompts" \
+  "${common[@]}" --warmup=1 --repeats=5
 
 # --- machine and report ----------------------------------------------------------------------
 {
