@@ -36,10 +36,13 @@ class AttentionLayer {
   // biases) into one matrix so that a whole chunk is projected by one GEMM.
   virtual const std::vector<std::string>& projection_names() const = 0;
 
-  // One request's `io.rows` consecutive tokens.
-  virtual void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const = 0;
-  // One token for each of `io.rows` requests.
-  virtual void Step(const AttentionIo& io, const kernels::StepTarget& target) const = 0;
+  // One request's `io.rows` consecutive tokens, queued on `stream` (null: the backend's default).
+  virtual void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target,
+                       kernels::Stream stream) const = 0;
+  // One token for each of `io.rows` requests, queued on `stream` (the decode step's graph
+  // capture needs every launch on the capturing stream).
+  virtual void Step(const AttentionIo& io, const kernels::StepTarget& target,
+                    kernels::Stream stream) const = 0;
 };
 
 // An AttentionLayer that runs one kernel pair (prefill, step) taking `Params`. Subclasses say
@@ -58,11 +61,13 @@ class KernelAttentionLayer : public AttentionLayer {
 
   const std::vector<std::string>& projection_names() const final { return projection_names_; }
 
-  void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target) const final {
-    kLaunchPrefill(backend_, MakeParams(io), target, nullptr);
+  void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target,
+               kernels::Stream stream) const final {
+    kLaunchPrefill(backend_, MakeParams(io), target, stream);
   }
-  void Step(const AttentionIo& io, const kernels::StepTarget& target) const final {
-    kLaunchStep(backend_, MakeParams(io), target, nullptr);
+  void Step(const AttentionIo& io, const kernels::StepTarget& target,
+            kernels::Stream stream) const final {
+    kLaunchStep(backend_, MakeParams(io), target, stream);
   }
 
  protected:

@@ -19,6 +19,7 @@ ForwardScratch::ForwardScratch(kernels::Backend backend, ScratchWidths widths)
 
 absl::Status ForwardScratch::Reserve(int rows, int logit_rows) {
   if (rows > rows_) {
+    ++generation_;  // first, so that a failure half-way still counts as a change
     const int64_t n = rows;
     SLOTSERVE_RETURN_IF_ERROR(Grow(backend_, hidden_, n * widths_.model, sizeof(float)));
     SLOTSERVE_RETURN_IF_ERROR(Grow(backend_, normed_, n * widths_.model, sizeof(float)));
@@ -32,6 +33,7 @@ absl::Status ForwardScratch::Reserve(int rows, int logit_rows) {
     rows_ = rows;
   }
   if (logit_rows > logit_rows_) {
+    ++generation_;
     SLOTSERVE_RETURN_IF_ERROR(
         Grow(backend_, logits_, static_cast<int64_t>(logit_rows) * widths_.vocab, sizeof(float)));
     logit_rows_ = logit_rows;

@@ -23,6 +23,9 @@ class ForwardScratch {
 
   // Makes room for `rows` tokens, of which `logit_rows` need logits.
   absl::Status Reserve(int rows, int logit_rows);
+  // Changes whenever Reserve reallocates a buffer (so its address changes): a captured decode
+  // graph that points into the old buffers must then be dropped.
+  int64_t generation() const { return generation_; }
 
   const ScratchWidths& widths() const { return widths_; }
   float* hidden() const { return hidden_.as<float>(); }            // [rows, E] the residual stream
@@ -43,6 +46,7 @@ class ForwardScratch {
   ScratchWidths widths_;
   int rows_ = 0;
   int logit_rows_ = 0;
+  int64_t generation_ = 0;
   kernels::DeviceBuffer hidden_, normed_, projections_, attention_, ffn_, logits_;
   kernels::DeviceBuffer tokens_, embed_positions_, slots_, positions_;
 };

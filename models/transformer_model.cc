@@ -22,9 +22,9 @@ int FusedProjectionWidth(const TransformerWeights& weights) {
 }
 
 // y = x W^T + b over `rows` rows (y += ... with accumulate: the residual add).
-void RunLinear(kernels::Backend backend, const DeviceMatrix& weight, const float* bias,
-               const float* x, int64_t x_stride, int rows, float* y, int64_t y_stride,
-               bool accumulate) {
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMatrix& weight,
+               const float* bias, const float* x, int64_t x_stride, int rows, float* y,
+               int64_t y_stride, bool accumulate) {
   kernels::LinearParams params;
   params.x = x;
   params.x_stride = x_stride;
@@ -37,17 +37,18 @@ void RunLinear(kernels::Backend backend, const DeviceMatrix& weight, const float
   params.y = y;
   params.y_stride = y_stride;
   params.accumulate = accumulate;
-  kernels::LaunchLinear(backend, params);
+  kernels::LaunchLinear(backend, params, stream);
 }
 
-void RunLinear(kernels::Backend backend, const LinearWeights& linear, const float* x,
-               int64_t x_stride, int rows, float* y, int64_t y_stride, bool accumulate) {
-  RunLinear(backend, linear.weight, linear.bias.as<float>(), x, x_stride, rows, y, y_stride,
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const LinearWeights& linear,
+               const float* x, int64_t x_stride, int rows, float* y, int64_t y_stride,
+               bool accumulate) {
+  RunLinear(backend, stream, linear.weight, linear.bias.as<float>(), x, x_stride, rows, y, y_stride,
             accumulate);
 }
 
-void RunLayerNorm(kernels::Backend backend, const NormWeights& norm, float eps, const float* x,
-                  float* y, int rows, int dim) {
+void RunLayerNorm(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                  float eps, const float* x, float* y, int rows, int dim) {
   kernels::LayerNormParams params;
   params.x = x;
   params.x_stride = dim;
@@ -58,7 +59,15 @@ void RunLayerNorm(kernels::Backend backend, const NormWeights& norm, float eps, 
   params.rows = rows;
   params.dim = dim;
   params.eps = eps;
-  kernels::LaunchLayerNorm(backend, params);
+  kernels::LaunchLayerNorm(backend, params, stream);
+}
+
+// The batch size a decode step of `rows` requests is padded to: the next power of two, so a
+// handful of captured graphs serve every batch size and padding at most doubles the rows.
+int PaddedStepRows(int rows) {
+  int padded = 1;
+  while (padded < rows) padded *= 2;
+  return padded;
 }
 
 }  // namespace
@@ -67,20 +76,23 @@ absl::StatusOr<std::unique_ptr<TransformerModel>> TransformerModel::Create(
     const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file) {
   SLOTSERVE_ASSIGN_OR_RETURN(TransformerWeights weights,
                              LoadTransformerWeights(config, backend, file));
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceStream stream, kernels::DeviceStream::Create(backend));
   return std::unique_ptr<TransformerModel>(
-      new TransformerModel(config, backend, std::move(weights)));
+      new TransformerModel(config, backend, std::move(weights), std::move(stream)));
 }
 
 TransformerModel::TransformerModel(const ModelConfig& config, kernels::Backend backend,
-                                   TransformerWeights weights)
+                                   TransformerWeights weights, kernels::DeviceStream stream)
     : config_(config),
       backend_(backend),
       weights_(std::move(weights)),
       state_floats_per_layer_(AttentionStateFloatsPerLayer(config)),
+      stream_(std::move(stream)),
       scratch_(backend, ScratchWidths{.model = config.d_model,
                                       .projections = FusedProjectionWidth(weights_),
                                       .ffn = config.d_ffn,
-                                      .vocab = config.vocab_size}) {}
+                                      .vocab = config.vocab_size}),
+      step_graphs_(backend) {}
 
 int64_t TransformerModel::state_bytes_per_request() const {
   return state_floats_per_layer_ * config_.n_layers * static_cast<int64_t>(sizeof(float));
@@ -98,7 +110,9 @@ absl::StatusOr<std::unique_ptr<StateArena>> TransformerModel::AllocateStates(int
         absl::StrCat("AllocateStates: num_slots must be > 0, got ", num_slots));
   }
   const int64_t floats_per_slot = state_floats_per_layer_ * config_.n_layers;
-  const size_t bytes = static_cast<size_t>(num_slots) * floats_per_slot * sizeof(float);
+  // One block more than asked for: the padding slot (index num_slots) that the padded rows of a
+  // decode step update, so they never touch a request's slot (see the header).
+  const size_t bytes = static_cast<size_t>(num_slots + 1) * floats_per_slot * sizeof(float);
   SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer buffer,
                              kernels::DeviceBuffer::Allocate(backend_, bytes));
   kernels::FillZero(backend_, buffer.data(), bytes);
@@ -180,15 +194,15 @@ absl::Status TransformerModel::PrefillPass(StateArena& states, int slot,
   target.state.slot_stride = states.floats_per_slot();
   target.slot = slot;
   target.start_position = start;
-  RunBlocks(rows,
+  RunBlocks(rows, /*stream=*/nullptr,
             [&](const AttentionLayer& attention, const AttentionIo& io, int64_t layer_offset) {
               target.state.layer_offset = layer_offset;
-              attention.Prefill(io, target);
+              attention.Prefill(io, target, /*stream=*/nullptr);
             });
-  if (every_logit) {
-    ComputeLogits(0, rows, logits);
-  } else if (last_logit) {
-    ComputeLogits(rows - 1, 1, logits);
+  if (every_logit || last_logit) {
+    const int logit_rows = every_logit ? rows : 1;
+    ComputeLogits(rows - logit_rows, logit_rows, /*stream=*/nullptr);
+    kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes());
   }
   kernels::Synchronize(backend_);
   states.set_position(slot, start + rows);
@@ -230,37 +244,72 @@ absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t>
   }
 
   const int rows = static_cast<int>(slots.size());
-  SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, rows));
-  std::vector<int32_t> positions(rows);
-  std::vector<int32_t> embed_positions(rows);
+  const int padded_rows = PaddedStepRows(rows);
+  SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(padded_rows, padded_rows));
+  // A graph points at the scratch buffers and the arena it was captured with.
+  if (scratch_.generation() != graphs_scratch_generation_ ||
+      states.device_data() != graphs_arena_) {
+    step_graphs_.Invalidate();
+    graphs_scratch_generation_ = scratch_.generation();
+    graphs_arena_ = states.device_data();
+  }
+
+  // Padded rows: token 0 at position 0 of the padding slot.
+  const int32_t padding_slot = states.num_slots();
+  std::vector<int32_t> step_tokens(padded_rows, 0);
+  std::vector<int32_t> step_slots(padded_rows, padding_slot);
+  std::vector<int32_t> positions(padded_rows, 0);
+  std::vector<int32_t> embed_positions(padded_rows, config_.position_offset);
   for (int i = 0; i < rows; ++i) {
+    step_tokens[i] = tokens[i];
+    step_slots[i] = slots[i];
     positions[i] = states.position(slots[i]);
     embed_positions[i] = positions[i] + config_.position_offset;
   }
-  const size_t index_bytes = static_cast<size_t>(rows) * sizeof(int32_t);
-  kernels::CopyHostToDevice(backend_, scratch_.tokens(), tokens.data(), index_bytes);
+  const kernels::Stream stream = stream_.get();
+  const size_t index_bytes = static_cast<size_t>(padded_rows) * sizeof(int32_t);
+  kernels::CopyHostToDevice(backend_, scratch_.tokens(), step_tokens.data(), index_bytes, stream);
   kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), embed_positions.data(),
-                            index_bytes);
-  kernels::CopyHostToDevice(backend_, scratch_.slots(), slots.data(), index_bytes);
-  kernels::CopyHostToDevice(backend_, scratch_.positions(), positions.data(), index_bytes);
+                            index_bytes, stream);
+  kernels::CopyHostToDevice(backend_, scratch_.slots(), step_slots.data(), index_bytes, stream);
+  kernels::CopyHostToDevice(backend_, scratch_.positions(), positions.data(), index_bytes, stream);
+  if (padded_rows > rows) {
+    // Empty again, so the padded rows' state never accumulates across steps (it could
+    // overflow; the rows are independent, but inf/NaN there is needless).
+    kernels::FillZero(backend_, states.device_data() + padding_slot * states.floats_per_slot(),
+                      static_cast<size_t>(states.bytes_per_slot()), stream);
+  }
 
   kernels::StepTarget target;
   target.state.pool = states.device_data();
   target.state.slot_stride = states.floats_per_slot();
   target.slots = scratch_.slots();
   target.positions = scratch_.positions();
-  RunBlocks(rows,
+  const absl::Status ran =
+      step_graphs_.Run(padded_rows, stream, [&](kernels::Stream recording_stream) {
+        RunBlocks(
+            padded_rows, recording_stream,
             [&](const AttentionLayer& attention, const AttentionIo& io, int64_t layer_offset) {
               target.state.layer_offset = layer_offset;
-              attention.Step(io, target);
+              attention.Step(io, target, recording_stream);
             });
-  ComputeLogits(0, rows, logits);
-  kernels::Synchronize(backend_);
+        ComputeLogits(0, padded_rows, recording_stream);
+      });
+  if (!ran.ok()) {
+    kernels::Synchronize(backend_, stream);
+    return absl::Status(ran.code(), absl::StrCat("Step: running the decode step padded to ",
+                                                 padded_rows, " rows failed: ", ran.message()));
+  }
+  // Only the real rows' logits cross to the host (the caller's buffer is not a fixed address,
+  // so this copy stays outside the graph).
+  kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes(),
+                            stream);
+  kernels::Synchronize(backend_, stream);
   for (int i = 0; i < rows; ++i) states.set_position(slots[i], positions[i] + 1);
   return absl::OkStatus();
 }
 
-void TransformerModel::RunBlocks(int rows, const AttendFn& attend) {
+void TransformerModel::RunBlocks(int rows, kernels::Stream stream, const AttendFn& attend) {
   const int width = config_.d_model;
   float* hidden = scratch_.hidden();
   float* normed = scratch_.normed();
@@ -275,7 +324,7 @@ void TransformerModel::RunBlocks(int rows, const AttendFn& attend) {
   embedding.scale = config_.embed_scale;
   embedding.out = hidden;
   embedding.out_stride = width;
-  kernels::LaunchEmbedding(backend_, embedding);
+  kernels::LaunchEmbedding(backend_, embedding, stream);
   if (config_.sinusoidal_positions) {
     kernels::AddPositionsParams positions;
     positions.x = hidden;
@@ -283,15 +332,15 @@ void TransformerModel::RunBlocks(int rows, const AttendFn& attend) {
     positions.positions = scratch_.embed_positions();
     positions.rows = rows;
     positions.dim = width;
-    kernels::LaunchAddPositions(backend_, positions);
+    kernels::LaunchAddPositions(backend_, positions, stream);
   }
 
   const int projection_width = scratch_.widths().projections;
   for (size_t layer = 0; layer < weights_.blocks.size(); ++layer) {
     const BlockWeights& block = weights_.blocks[layer];
     // h = h + o_proj(attn(attn_norm(h)))
-    RunLayerNorm(backend_, block.attn_norm, config_.norm_eps, hidden, normed, rows, width);
-    RunLinear(backend_, block.input_projection, normed, width, rows, scratch_.projections(),
+    RunLayerNorm(backend_, stream, block.attn_norm, config_.norm_eps, hidden, normed, rows, width);
+    RunLinear(backend_, stream, block.input_projection, normed, width, rows, scratch_.projections(),
               projection_width, /*accumulate=*/false);
     AttentionIo io;
     io.rows = rows;
@@ -300,11 +349,11 @@ void TransformerModel::RunBlocks(int rows, const AttendFn& attend) {
     io.out = scratch_.attention();
     io.out_stride = width;
     attend(*block.attention, io, static_cast<int64_t>(layer) * state_floats_per_layer_);
-    RunLinear(backend_, block.o_proj, scratch_.attention(), width, rows, hidden, width,
+    RunLinear(backend_, stream, block.o_proj, scratch_.attention(), width, rows, hidden, width,
               /*accumulate=*/true);
     // h = h + down(act(up(ffn_norm(h))))
-    RunLayerNorm(backend_, block.ffn_norm, config_.norm_eps, hidden, normed, rows, width);
-    RunLinear(backend_, block.up, normed, width, rows, scratch_.ffn(), config_.d_ffn,
+    RunLayerNorm(backend_, stream, block.ffn_norm, config_.norm_eps, hidden, normed, rows, width);
+    RunLinear(backend_, stream, block.up, normed, width, rows, scratch_.ffn(), config_.d_ffn,
               /*accumulate=*/false);
     kernels::ActivationParams activation;
     activation.x = scratch_.ffn();
@@ -312,21 +361,20 @@ void TransformerModel::RunBlocks(int rows, const AttendFn& attend) {
     activation.rows = rows;
     activation.cols = config_.d_ffn;
     activation.activation = config_.gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu;
-    kernels::LaunchActivation(backend_, activation);
-    RunLinear(backend_, block.down, scratch_.ffn(), config_.d_ffn, rows, hidden, width,
+    kernels::LaunchActivation(backend_, activation, stream);
+    RunLinear(backend_, stream, block.down, scratch_.ffn(), config_.d_ffn, rows, hidden, width,
               /*accumulate=*/true);
   }
 }
 
-void TransformerModel::ComputeLogits(int first_row, int rows, std::span<float> logits) {
+void TransformerModel::ComputeLogits(int first_row, int rows, kernels::Stream stream) {
   const int width = config_.d_model;
   const float* hidden = scratch_.hidden() + static_cast<int64_t>(first_row) * width;
-  RunLayerNorm(backend_, weights_.final_norm, config_.norm_eps, hidden, scratch_.normed(), rows,
-               width);
+  RunLayerNorm(backend_, stream, weights_.final_norm, config_.norm_eps, hidden, scratch_.normed(),
+               rows, width);
   // lm_head has no bias (and is tok_embed itself when tie_embeddings).
-  RunLinear(backend_, weights_.head(), /*bias=*/nullptr, scratch_.normed(), width, rows,
+  RunLinear(backend_, stream, weights_.head(), /*bias=*/nullptr, scratch_.normed(), width, rows,
             scratch_.logits(), config_.vocab_size, /*accumulate=*/false);
-  kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes());
 }
 
 }  // namespace slotserve::models

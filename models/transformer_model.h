@@ -1,6 +1,15 @@
 // The pre-norm decoder-only transformer of DESIGN §3 with a pluggable attention mixer: the
 // LanguageModel every model directory loads into. Runs only through the kernel dispatchers,
 // so the same code serves the reference, cpu and cuda backends.
+//
+// Decode steps run through a StepGraphCache on a stream the model owns: a batch of B requests
+// is padded to the next power of two (1, 2, 4, ... 256, ...) and the step's launches for that
+// padded size are captured once as a CUDA graph and replayed after that (host backends run the
+// same padded launches directly, so CPU tests exercise the padding). The per-step inputs
+// (tokens, slots, positions) are copied into fixed scratch buffers before each replay. Padded
+// rows step the arena's padding slot: AllocateStates allocates one block past the last slot,
+// zeroed before every padded step, so padded rows compute a harmless first token there and
+// never touch a request's state (rows are independent in every op of the step).
 #pragma once
 
 #include <functional>
@@ -9,6 +18,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "kernels/device_stream.h"
+#include "kernels/step_graph_cache.h"
 #include "models/forward_scratch.h"
 #include "models/language_model.h"
 #include "models/transformer_weights.h"
@@ -41,24 +52,34 @@ class TransformerModel final : public LanguageModel {
   using AttendFn =
       std::function<void(const AttentionLayer&, const AttentionIo&, int64_t layer_offset)>;
 
-  TransformerModel(const ModelConfig& config, kernels::Backend backend, TransformerWeights weights);
+  TransformerModel(const ModelConfig& config, kernels::Backend backend, TransformerWeights weights,
+                   kernels::DeviceStream stream);
 
   absl::Status CheckArena(const StateArena& states, const char* call) const;
   absl::Status CheckTokens(std::span<const int32_t> tokens, const char* call) const;
   // Prefills tokens (at most kMaxRowsPerPass) and advances the slot's position.
   absl::Status PrefillPass(StateArena& states, int slot, std::span<const int32_t> tokens,
                            bool every_logit, bool last_logit, std::span<float> logits);
-  // Embeds the `rows` tokens already in scratch and runs every block.
-  void RunBlocks(int rows, const AttendFn& attend);
-  // lm_head(final_norm(h)) for `rows` hidden rows starting at scratch row `first_row`, copied to
-  // host `logits` ([rows, V]).
-  void ComputeLogits(int first_row, int rows, std::span<float> logits);
+  // Embeds the `rows` tokens already in scratch and runs every block, queued on `stream`.
+  void RunBlocks(int rows, kernels::Stream stream, const AttendFn& attend);
+  // lm_head(final_norm(h)) for `rows` hidden rows starting at scratch row `first_row`, into
+  // scratch logits rows [0, rows), queued on `stream`.
+  void ComputeLogits(int first_row, int rows, kernels::Stream stream);
 
   ModelConfig config_;
   kernels::Backend backend_;
   TransformerWeights weights_;
   int64_t state_floats_per_layer_;
+  // The decode step's stream (capture needs a stream of its own); prefill uses the null stream,
+  // which this stream is ordered with.
+  kernels::DeviceStream stream_;
   ForwardScratch scratch_;
+  // Declared after scratch_ so its graphs are destroyed before the buffers they point into.
+  kernels::StepGraphCache step_graphs_;
+  // What the cached graphs bake in besides the weights: scratch addresses and the arena base
+  // (the slot stride is fixed by the model, CheckArena ensures it).
+  int64_t graphs_scratch_generation_ = -1;
+  const float* graphs_arena_ = nullptr;
 };
 
 }  // namespace slotserve::models
