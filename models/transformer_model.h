@@ -3,7 +3,7 @@
 // so the same code serves the reference, cpu and cuda backends.
 //
 // Decode steps run through a StepGraphCache on a stream the model owns: a batch of B requests
-// is padded to the next power of two (1, 2, 4, ... 256, ...) and the step's launches for that
+// is padded to a bucket (1, 2, 4, 8, then multiples of 8) and the step's launches for that
 // padded size are captured once as a CUDA graph and replayed after that (host backends run the
 // same padded launches directly, so CPU tests exercise the padding). The per-step inputs
 // (tokens, slots, positions) are copied into fixed scratch buffers before each replay. Padded

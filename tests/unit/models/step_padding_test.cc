@@ -1,8 +1,9 @@
-// A decode step of B requests is padded to the next power of two (the batch sizes CUDA graphs
-// are captured for) on every backend. The padded rows must not touch any request's slot: slots
-// outside the batch keep their exact state and position, and each stepped request gets the
-// logits and state it would get if stepped alone (a batch of 1 is never padded). Steps run
-// twice per batch so that on cuda the second one replays the captured graph with fresh inputs.
+// A decode step of B requests is padded to a bucket (1, 2, 4, 8, then multiples of 8: the batch
+// sizes CUDA graphs are captured for) on every backend. The padded rows must not touch any
+// request's slot: slots outside the batch keep their exact state and position, and each stepped
+// request gets the logits and state it would get if stepped alone (a batch of 1 is never
+// padded). Steps run twice per batch so that on cuda the second one replays the captured graph
+// with fresh inputs.
 #include <cstdint>
 #include <cstring>
 #include <map>
@@ -21,7 +22,7 @@ namespace slotserve::models {
 namespace {
 
 constexpr int kVocab = 40;  // SmallConfig's
-constexpr int kSlots = 8;
+constexpr int kSlots = 12;
 constexpr int kStepsPerBatch = 2;
 // Rows are computed independently on every backend, but a batched GEMM may sum in another
 // order than a single-row one.
@@ -140,6 +141,10 @@ TEST_P(StepPaddingTest, ThreeRequestsPaddedToFour) { ExpectBatchEqualsSingleStep
 
 TEST_P(StepPaddingTest, FiveRequestsPaddedToEightLeaveTheLastSlotsAlone) {
   ExpectBatchEqualsSingleSteps({0, 1, 2, 3, 4});
+}
+
+TEST_P(StepPaddingTest, TenRequestsPaddedToSixteenLeaveTheOtherSlotsAlone) {
+  ExpectBatchEqualsSingleSteps({11, 0, 9, 2, 3, 4, 5, 6, 7, 1});
 }
 
 TEST_P(StepPaddingTest, BatchesOfEverySizeShareOneModel) {
