@@ -34,6 +34,11 @@ declare -A RECIPES=(
   [kjv-abc-m8]="--kind abc --slots 8"
   [kjv-abc-m16]="--kind abc --slots 16"
   [kjv-abc-m64]="--kind abc --slots 64"
+  # The short, equal-budget slot ablation (STEPS=250 DECAY_STEPS=0: constant rate, no decay).
+  [kjv-abc-m8-s250]="--kind abc --slots 8"
+  [kjv-abc-m16-s250]="--kind abc --slots 16"
+  [kjv-abc-m32-s250]="--kind abc --slots 32"
+  [kjv-abc-m64-s250]="--kind abc --slots 64"
 )
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then names=(kjv-abc-m32 kjv-softmax-c512 kjv-rfa-d32 kjv-luna-l32); fi

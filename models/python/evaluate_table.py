@@ -70,7 +70,9 @@ def table(rows: list, tolerance: float) -> str:
         f"`slotserve-perplexity` ({first['backend']} backend, state streamed through "
         f"`LanguageModel::Prefill` in chunks), PyTorch: `evaluate_pytorch.py` "
         f"({rows[0]['pytorch']['form']} form, {rows[0]['pytorch']['dtype']}). "
-        f"Regenerate with `scripts/evaluate-perplexity.sh`.")
+        f"Regenerate with `scripts/evaluate-perplexity.sh`. Models trained for different "
+        f"numbers of steps do not rank the attention kinds; `models/trained/MODEL_CARD.md` "
+        f"gives an equal-budget comparison and the ABC slot ablation.")
     return "\n".join(lines), problems
 
 
