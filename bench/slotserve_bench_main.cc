@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -48,6 +49,8 @@ ABSL_FLAG(int, batch, 1, "context suite: batch size");
 ABSL_FLAG(std::string, prompt_lengths, "16,64,256,1024,4096", "prefill suite: prompt lengths");
 ABSL_FLAG(std::string, budgets_gib, "1,16", "memory suite: budgets in GiB");
 ABSL_FLAG(int, anchor_array_mib, 128, "anchors suite: bytes per bandwidth-test array (MiB)");
+ABSL_FLAG(int, anchor_small_array_mib, 8,
+          "anchors suite: bytes per array of the second, cache-sized bandwidth test (MiB)");
 ABSL_FLAG(std::string, sgemm_shapes, "1024x1024x1024,64x1024x256,64x8000x256",
           "anchors suite: sgemm shapes MxNxK (y[M,N] = x[M,K] w[N,K]^T)");
 ABSL_FLAG(std::string, sgemv_shapes, "1024x256,4000x256",
@@ -128,23 +131,29 @@ absl::Status RunAnchors() {
   ResultTable table("machine anchors", {"anchor", "value", "unit", "detail"});
   table.NewRow().Add("threads").Add(threads).Add("threads").Add("OpenBLAS and bandwidth test");
 
-  BandwidthOptions bandwidth_options;
-  bandwidth_options.bytes_per_array = int64_t{absl::GetFlag(FLAGS_anchor_array_mib)} << 20;
-  bandwidth_options.threads = threads;
-  bandwidth_options.plan = PlanFromFlags();
-  absl::StatusOr<Bandwidth> bandwidth = MeasureBandwidth(bandwidth_options);
-  if (!bandwidth.ok()) return bandwidth.status();
-  const std::string arrays = absl::StrCat(absl::GetFlag(FLAGS_anchor_array_mib), " MiB arrays");
-  table.NewRow()
-      .Add("copy_bandwidth")
-      .Add(bandwidth->copy_bytes_per_s / 1e9, 3)
-      .Add("GB/s")
-      .Add(absl::StrCat("STREAM-like copy (read + write bytes), ", arrays));
-  table.NewRow()
-      .Add("read_bandwidth")
-      .Add(bandwidth->read_bytes_per_s / 1e9, 3)
-      .Add("GB/s")
-      .Add(absl::StrCat("sum of one array, ", arrays));
+  // Twice: arrays far beyond the last-level cache (DRAM), and arrays about the size of the
+  // bundled model's weights, which a large L3 may hold between decode steps.
+  for (const auto& [suffix, mib] :
+       {std::pair<std::string, int>{"", absl::GetFlag(FLAGS_anchor_array_mib)},
+        std::pair<std::string, int>{"_small", absl::GetFlag(FLAGS_anchor_small_array_mib)}}) {
+    BandwidthOptions bandwidth_options;
+    bandwidth_options.bytes_per_array = int64_t{mib} << 20;
+    bandwidth_options.threads = threads;
+    bandwidth_options.plan = PlanFromFlags();
+    absl::StatusOr<Bandwidth> bandwidth = MeasureBandwidth(bandwidth_options);
+    if (!bandwidth.ok()) return bandwidth.status();
+    const std::string arrays = absl::StrCat(mib, " MiB arrays");
+    table.NewRow()
+        .Add(absl::StrCat("copy_bandwidth", suffix))
+        .Add(bandwidth->copy_bytes_per_s / 1e9, 3)
+        .Add("GB/s")
+        .Add(absl::StrCat("STREAM-like copy (read + write bytes), ", arrays));
+    table.NewRow()
+        .Add(absl::StrCat("read_bandwidth", suffix))
+        .Add(bandwidth->read_bytes_per_s / 1e9, 3)
+        .Add("GB/s")
+        .Add(absl::StrCat("sum of one array, ", arrays));
+  }
 
   for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sgemm_shapes), ',')) {
     absl::StatusOr<GemmShape> shape = ParseGemmShape(text, "sgemm_shapes");

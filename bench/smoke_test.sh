@@ -16,7 +16,7 @@ PYTHONPATH="$here/../models/python" "$python" "$here/python/make_bench_models.py
 models=$work/models/abc,$work/models/rfa,$work/models/luna,$work/models/softmax
 quick=(--warmup=0 --repeats=1 --steps_per_repeat=2 --out="$work/results")
 
-"$bench" --suite=anchors --anchor_array_mib=1 --sgemm_shapes=8x8x8 --sgemv_shapes=8x8 "${quick[@]}"
+"$bench" --suite=anchors --anchor_array_mib=1 --anchor_small_array_mib=1 --sgemm_shapes=8x8x8 --sgemv_shapes=8x8 "${quick[@]}"
 "$bench" --suite=models --models="$models" "${quick[@]}"
 "$bench" --suite=memory --models="$models" --contexts=8,64 --budgets_gib=1 "${quick[@]}"
 "$bench" --suite=decode --models="$models" --batches=1,3 --context=4 "${quick[@]}"

@@ -110,8 +110,13 @@ class Report:
                 return row
         return None
 
-    def weight_read_ms(self, kind):
-        info, bandwidth = self.model_info(kind), self.copy_bandwidth()
+    def weight_read_ms(self, kind, cached=False):
+        """Weight bytes / bandwidth: the issue's bound uses the STREAM-like copy over DRAM-sized
+        arrays; `cached` uses the read-only sum over arrays about the weights' size, which a
+        large last-level cache holds (the bound that applies when the weights stay cached)."""
+        info = self.model_info(kind)
+        gbps = self.anchors.get("read_bandwidth_small") if cached else None
+        bandwidth = gbps * 1e9 if gbps else (None if cached else self.copy_bandwidth())
         if not info or not bandwidth:
             return None
         return float(info["weight_bytes"]) / bandwidth * 1e3
@@ -139,8 +144,10 @@ class Report:
             per_suite = ", ".join(f"{r['suite']} {r['load1_before']}→{r['load1_after']}"
                                   for r in self.loads)
             rows.append(("load average (1 min) around each suite", f"{per_suite} (max {peak:.2f})"))
-        for key, label in (("copy_bandwidth", "memory bandwidth, STREAM-like copy"),
-                           ("read_bandwidth", "memory bandwidth, read-only sum")):
+        for key, label in (("copy_bandwidth", "memory bandwidth, STREAM-like copy (DRAM-sized)"),
+                           ("read_bandwidth", "memory bandwidth, read-only sum (DRAM-sized)"),
+                           ("copy_bandwidth_small", "bandwidth, copy of cache-sized arrays"),
+                           ("read_bandwidth_small", "bandwidth, read of cache-sized arrays")):
             if self.anchors.get(key):
                 rows.append((label, f"{self.anchors[key]:.2f} GB/s"))
         for key, value in self.anchors.items():
@@ -212,9 +219,15 @@ class Report:
             if kind == "abc" or kind in BOUNDED:
                 if one and read_ms:
                     ratio = num(one["step_ms"]) / read_ms
-                    self.target(f"{kind}: batch-1 step vs weight read", f"{ratio:.2f}× "
-                                f"({fmt(num(one['step_ms']), 3)} ms vs {fmt(read_ms, 3)} ms)",
-                                "≤ 2×", ratio <= 2)
+                    self.target(f"{kind}: batch-1 step vs weight read (DRAM copy bandwidth)",
+                                f"{ratio:.2f}× ({fmt(num(one['step_ms']), 3)} ms vs "
+                                f"{fmt(read_ms, 3)} ms)", "≤ 2×", ratio <= 2)
+                cached_ms = self.weight_read_ms(kind, cached=True)
+                if one and cached_ms:
+                    ratio = num(one["step_ms"]) / cached_ms
+                    self.target(f"{kind}: batch-1 step vs weight read (cache-resident read)",
+                                f"{ratio:.2f}× ({fmt(num(one['step_ms']), 3)} ms vs "
+                                f"{fmt(cached_ms, 3)} ms)", "≤ 2× (stricter)", ratio <= 2)
                 if sixty_four and peak:
                     share = num(sixty_four["model_gflop_per_s"]) * 1e9 / peak
                     self.target(f"{kind}: batch-64 FLOP/s vs sgemm", f"{share * 100:.1f}% "
