@@ -21,6 +21,7 @@ else
 fi
 prompt_tokens=16
 log_dir=$results/server-logs
+rm -rf "$log_dir"
 mkdir -p "$log_dir"
 
 server_pid=
@@ -35,6 +36,7 @@ trap stop_server EXIT
 
 for kind in "${kinds[@]}"; do
   log=$log_dir/$kind.log
+  : >"$log"  # truncate now: the server's own redirect may come after the first grep below
   "$server_bin" --model="$models/$kind" --backend=cpu --threads="$threads" \
     --listen=127.0.0.1:0 --metrics_listen=127.0.0.1:0 --max_slots=64 --max_queued=1024 \
     --default_max_new_tokens="$new_tokens" --drain_timeout=10s 2>"$log" &
