@@ -32,12 +32,12 @@ def _plot(results, name, title, xlabel, ylabel, series, logx=True, logy=False):
     for i, (label, points, color, dash) in enumerate(series):
         data = data_dir / f"{name}_{i}.dat"
         data.write_text("".join(f"{px:g} {py:g}\n" for px, py in points))
-        clauses.append(f"'{data}' using 1:2 with linespoints lw 2 pt 7 ps 0.8 "
+        clauses.append(f"'plotdata/{data.name}' using 1:2 with linespoints lw 2 pt 7 ps 0.8 "
                        f"dt {dash} lc rgb '{color}' title '{label}'")
     png = results / f"{name}.png"
     script = [
         "set terminal pngcairo size 900,560 font 'sans,11'",
-        f"set output '{png}'",
+        f"set output '{png.name}'",
         f"set title '{title}'",
         f"set xlabel '{xlabel}'",
         f"set ylabel '{ylabel}'",
@@ -51,7 +51,8 @@ def _plot(results, name, title, xlabel, ylabel, series, logx=True, logy=False):
     script.append("plot " + ", \\\n     ".join(clauses))
     gp = data_dir / f"{name}.gp"
     gp.write_text("\n".join(script) + "\n")
-    subprocess.run(["gnuplot", str(gp)], check=True)
+    # Paths in the script are relative to the results folder, so it can be re-run anywhere.
+    subprocess.run(["gnuplot", f"plotdata/{gp.name}"], check=True, cwd=results)
     return png
 
 
