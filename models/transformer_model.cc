@@ -260,23 +260,24 @@ absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t>
 
   // Padded rows: token 0 at position 0 of the padding slot.
   const int32_t padding_slot = states.num_slots();
-  std::vector<int32_t> step_tokens(padded_rows, 0);
-  std::vector<int32_t> step_slots(padded_rows, padding_slot);
-  std::vector<int32_t> positions(padded_rows, 0);
-  std::vector<int32_t> embed_positions(padded_rows, config_.position_offset);
+  step_tokens_.assign(padded_rows, 0);
+  step_slots_.assign(padded_rows, padding_slot);
+  step_positions_.assign(padded_rows, 0);
+  step_embed_positions_.assign(padded_rows, config_.position_offset);
   for (int i = 0; i < rows; ++i) {
-    step_tokens[i] = tokens[i];
-    step_slots[i] = slots[i];
-    positions[i] = states.position(slots[i]);
-    embed_positions[i] = positions[i] + config_.position_offset;
+    step_tokens_[i] = tokens[i];
+    step_slots_[i] = slots[i];
+    step_positions_[i] = states.position(slots[i]);
+    step_embed_positions_[i] = step_positions_[i] + config_.position_offset;
   }
   const kernels::Stream stream = stream_.get();
   const size_t index_bytes = static_cast<size_t>(padded_rows) * sizeof(int32_t);
-  kernels::CopyHostToDevice(backend_, scratch_.tokens(), step_tokens.data(), index_bytes, stream);
-  kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), embed_positions.data(),
+  kernels::CopyHostToDevice(backend_, scratch_.tokens(), step_tokens_.data(), index_bytes, stream);
+  kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), step_embed_positions_.data(),
                             index_bytes, stream);
-  kernels::CopyHostToDevice(backend_, scratch_.slots(), step_slots.data(), index_bytes, stream);
-  kernels::CopyHostToDevice(backend_, scratch_.positions(), positions.data(), index_bytes, stream);
+  kernels::CopyHostToDevice(backend_, scratch_.slots(), step_slots_.data(), index_bytes, stream);
+  kernels::CopyHostToDevice(backend_, scratch_.positions(), step_positions_.data(), index_bytes,
+                            stream);
   if (padded_rows > rows) {
     // Empty again, so the padded rows' state never accumulates across steps (it could
     // overflow; the rows are independent, but inf/NaN there is needless).
@@ -309,7 +310,7 @@ absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t>
   kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes(),
                             stream);
   kernels::Synchronize(backend_, stream);
-  for (int i = 0; i < rows; ++i) states.set_position(slots[i], positions[i] + 1);
+  for (int i = 0; i < rows; ++i) states.set_position(slots[i], step_positions_[i] + 1);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -80,6 +81,11 @@ class TransformerModel final : public LanguageModel {
   // (the slot stride is fixed by the model, CheckArena ensures it).
   int64_t graphs_scratch_generation_ = -1;
   const float* graphs_arena_ = nullptr;
+  // Host staging of a step's per-row inputs, kept so a decode step allocates nothing.
+  std::vector<int32_t> step_tokens_;
+  std::vector<int32_t> step_slots_;
+  std::vector<int32_t> step_positions_;
+  std::vector<int32_t> step_embed_positions_;
 };
 
 }  // namespace slotserve::models
