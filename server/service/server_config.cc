@@ -11,6 +11,8 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "server/service/state_memory_budget.h"
 
 // The bundled default models, in order of preference (set by CMake): the trained demo model
 // once it is committed (issue 5), else the random-weight one scripts/make-default-model.sh
@@ -33,7 +35,13 @@ ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Address of the Prometheus metrics HTTP endpoint (/metrics); port 0 picks one");
 ABSL_FLAG(std::string, backend, "auto",
           "auto, cpu, cuda or reference; auto = cuda when a CUDA device is usable, else cpu");
-ABSL_FLAG(int, max_slots, 64, "State slots in the pool = most requests running at once");
+ABSL_FLAG(int, max_slots, 64,
+          "State slots in the pool = most requests running at once (with --state-memory: an "
+          "upper bound on the slots it derives)");
+ABSL_FLAG(std::string, state_memory, "",
+          "Memory for the state pool, e.g. 16GiB or 512MiB; the pool gets as many slots as fit "
+          "(state bytes per request depend on the model; one state is the padding slot). "
+          "Replaces the --max-slots default of 64");
 ABSL_FLAG(int, max_queued, 256,
           "Requests that may wait for a slot; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, token_budget, 512, "Tokens (decode + prefill) one engine step aims to stay within");
@@ -73,6 +81,19 @@ absl::StatusOr<std::string> BundledModelDir() {
       absl::StrCat("no --model given and no bundled default model: looked for config.json in ",
                    SLOTSERVE_TRAINED_MODEL_DIR, " and ", SLOTSERVE_DEFAULT_MODEL_DIR,
                    "; run scripts/make-default-model.sh or pass --model DIR"));
+}
+
+// Whether argv (after NormalizeFlagSpelling) sets flag `name`: this absl's CommandLineFlag
+// keeps IsSpecifiedOnCommandLine() private.
+bool FlagGiven(const std::vector<char*>& normalized, absl::string_view name) {
+  for (const char* arg : normalized) {
+    if (arg == nullptr) break;
+    const absl::string_view view(arg);
+    if (view == "--") break;
+    const absl::string_view flag = absl::StripPrefix(absl::StripPrefix(view, "-"), "-");
+    if (flag == name || absl::StartsWith(flag, absl::StrCat(name, "="))) return true;
+  }
+  return false;
 }
 
 bool IsServerFlagFile(absl::string_view file) {
@@ -142,6 +163,14 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   }
   engine::SchedulerOptions& scheduler = config.scheduler;
   scheduler.max_slots = absl::GetFlag(FLAGS_max_slots);
+  config.max_slots_given = FlagGiven(normalized, "max_slots");
+  if (const std::string budget = absl::GetFlag(FLAGS_state_memory); !budget.empty()) {
+    absl::StatusOr<int64_t> bytes = ParseByteSize(budget);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--state-memory: ", bytes.status().message()));
+    }
+    config.state_memory_bytes = *bytes;
+  }
   scheduler.max_queued = absl::GetFlag(FLAGS_max_queued);
   scheduler.token_budget = absl::GetFlag(FLAGS_token_budget);
   scheduler.prefill_chunk = absl::GetFlag(FLAGS_prefill_chunk);

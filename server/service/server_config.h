@@ -1,6 +1,8 @@
 // slotserve-server's command line: absl flags, read and checked into one ServerConfig.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,10 @@ struct ServerConfig {
   int threads = 0;  // OpenBLAS threads; 0 = OpenBLAS's own default
   absl::Duration drain_timeout;
   engine::SchedulerOptions scheduler;
+  // --state-memory: the pool's slot count is derived from it once the model's state size is
+  // known (SlotsForStateMemory), capped by --max-slots only when that was given too.
+  std::optional<int64_t> state_memory_bytes;
+  bool max_slots_given = false;
 };
 
 // absl flag names are identifiers (max_slots); the documented spelling is --max-slots. Returns

@@ -23,6 +23,7 @@
 #include "server/service/metrics_endpoint.h"
 #include "server/service/server_metrics.h"
 #include "server/service/slotserve_service.h"
+#include "server/service/state_memory_budget.h"
 
 #ifndef SLOTSERVE_VERSION
 #define SLOTSERVE_VERSION "unknown"
@@ -163,13 +164,24 @@ absl::Status RunServer(const ServerConfig& config) {
   const models::ModelConfig model_config = (*model)->config();
   const int64_t state_bytes = (*model)->state_bytes_per_request();
   const std::string model_name = ModelName(model_dir);
+  engine::SchedulerOptions scheduler_options = config.scheduler;
+  std::string pool_origin = config.max_slots_given ? "--max-slots" : "default --max-slots";
+  if (config.state_memory_bytes.has_value()) {
+    absl::StatusOr<int> slots = SlotsForStateMemory(
+        *config.state_memory_bytes, state_bytes,
+        config.max_slots_given ? std::optional<int>(config.scheduler.max_slots) : std::nullopt);
+    if (!slots.ok()) return slots.status();
+    scheduler_options.max_slots = *slots;
+    pool_origin = absl::StrCat("--state-memory=", FormatByteSize(*config.state_memory_bytes),
+                               config.max_slots_given ? ", capped by --max-slots" : "");
+  }
 
   ServerMetrics metrics(BuildInfo{SLOTSERVE_VERSION, model_name,
                                   models::AttentionKindName(model_config.attention.kind),
                                   kernels::BackendName(config.backend)},
-                        config.scheduler.max_slots, state_bytes);
+                        scheduler_options.max_slots, state_bytes);
   absl::StatusOr<std::unique_ptr<engine::Scheduler>> scheduler =
-      engine::Scheduler::Create(*std::move(model), tokenizer->get(), config.scheduler, &metrics);
+      engine::Scheduler::Create(*std::move(model), tokenizer->get(), scheduler_options, &metrics);
   if (!scheduler.ok()) return scheduler.status();
 
   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics_endpoint =
@@ -186,14 +198,14 @@ absl::Status RunServer(const ServerConfig& config) {
   const int metrics_port = (*metrics_endpoint)->port();
   std::fprintf(stderr,
                "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-               "request, %d state slots (%.1f MiB), listening on %s, metrics on "
+               "request, %d state slots (%.1f MiB, from %s), listening on %s, metrics on "
                "http://%s/metrics\n",
                model_name.c_str(), config.model_dir.c_str(),
                DescribeAttention(model_config.attention).c_str(),
                kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
-               config.scheduler.max_slots,
-               static_cast<double>(state_bytes) * config.scheduler.max_slots / (1 << 20),
-               WithPort(config.listen_address, grpc_port).c_str(),
+               scheduler_options.max_slots,
+               static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
+               pool_origin.c_str(), WithPort(config.listen_address, grpc_port).c_str(),
                WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 

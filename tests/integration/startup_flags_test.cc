@@ -1,0 +1,61 @@
+// Start-up flags that size the server: the state pool derived from --state-memory (DESIGN §4),
+// capped by --max-slots, and a budget too small for one request refused before serving.
+#include <string>
+
+#include <gtest/gtest.h>
+#include "absl/strings/match.h"
+#include "tests/integration/server_test.h"
+
+namespace slotserve::testing {
+namespace {
+
+class StartupFlagsTest : public ServerTest {};
+
+constexpr int64_t kMiB = 1 << 20;
+
+TEST_F(StartupFlagsTest, StateMemoryBudgetSizesThePool) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--state-memory=3MiB"}));
+  const v1::ModelInfo info = GetModelInfo(*stub_);
+  ASSERT_GT(info.state_bytes_per_request(), 0);
+  // Every arena keeps one state for the padding rows of a decode batch.
+  const int64_t expected_slots = 3 * kMiB / info.state_bytes_per_request() - 1;
+  ASSERT_GT(expected_slots, 1) << "the tiny model's state is too large for this test's budget";
+  EXPECT_EQ(info.slots_total(), expected_slots);
+  EXPECT_EQ(info.slots_free(), expected_slots);
+  EXPECT_TRUE(absl::StrContains(server_->log(), "from --state-memory=3 MiB")) << server_->log();
+  EXPECT_TRUE(
+      absl::StrContains(Scrape(), "slotserve_state_slots_total " + std::to_string(expected_slots)));
+}
+
+TEST_F(StartupFlagsTest, MaxSlotsCapsTheBudget) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--state-memory=3MiB", "--max-slots=3"}));
+  EXPECT_EQ(GetModelInfo(*stub_).slots_total(), 3);
+}
+
+TEST_F(StartupFlagsTest, WithoutABudgetMaxSlotsAlone) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=5"}));
+  EXPECT_EQ(GetModelInfo(*stub_).slots_total(), 5);
+}
+
+// Runs the server with one extra flag, which must stop it before it serves; its output.
+std::string RefusedStartupOutput(const std::string& flag) {
+  const CommandResult result =
+      RunCommand({ServerBinary(), "--model=" + TinyModelDir(), "--listen=127.0.0.1:0",
+                  "--metrics-listen=127.0.0.1:0", flag});
+  EXPECT_NE(result.exit_status, 0) << flag;
+  return result.out + result.err;
+}
+
+TEST_F(StartupFlagsTest, ABudgetBelowTwoStatesIsRefusedWithTheSizeNeeded) {
+  const std::string output = RefusedStartupOutput("--state-memory=1KiB");
+  EXPECT_TRUE(absl::StrContains(output, "--state-memory=1 KiB holds 0 request state(s)")) << output;
+  EXPECT_TRUE(absl::StrContains(output, "give at least")) << output;
+}
+
+TEST_F(StartupFlagsTest, AMalformedBudgetIsRefusedNamingTheFlag) {
+  const std::string output = RefusedStartupOutput("--state-memory=lots");
+  EXPECT_TRUE(absl::StrContains(output, "--state-memory: expected a byte size")) << output;
+}
+
+}  // namespace
+}  // namespace slotserve::testing
