@@ -11,6 +11,7 @@
 #include "kernels/backend.h"
 #include "models/model_config.h"
 #include "models/state_arena.h"
+#include "models/token_sampling.h"
 
 namespace slotserve::models {
 
@@ -44,6 +45,16 @@ class LanguageModel {
   // Writes host logits [B, vocab] and advances each slot's position.
   virtual absl::Status Step(StateArena& states, std::span<const int32_t> slots,
                             std::span<const int32_t> tokens, std::span<float> logits) = 0;
+
+  // The same step as Step (same states and positions afterwards), then picks each row's next
+  // token as sampling[i] says (kernels/sampling.h) and writes only the ids to out_tokens [B].
+  // A model whose logits live on a device samples them there, so only B ids cross to the host.
+  // This default steps into host logits and runs the reference sampling op on them, so every
+  // model gives the same tokens (it is what a model without a device sampler does).
+  virtual absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
+                                     std::span<const int32_t> tokens,
+                                     std::span<const TokenSampling> sampling,
+                                     std::span<int32_t> out_tokens);
 };
 
 }  // namespace slotserve::models

@@ -96,7 +96,8 @@ TransformerModel::TransformerModel(const ModelConfig& config, kernels::Backend b
                                       .projections = FusedProjectionWidth(weights_),
                                       .ffn = config.d_ffn,
                                       .vocab = config.vocab_size}),
-      step_graphs_(backend) {}
+      step_graphs_(backend),
+      sampling_inputs_(backend) {}
 
 int64_t TransformerModel::state_bytes_per_request() const {
   return state_floats_per_layer_ * config_.n_layers * static_cast<int64_t>(sizeof(float));
@@ -213,40 +214,85 @@ absl::Status TransformerModel::PrefillPass(StateArena& states, int slot,
   return absl::OkStatus();
 }
 
-absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t> slots,
-                                    std::span<const int32_t> tokens, std::span<float> logits) {
-  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, "Step"));
-  if (slots.empty()) return absl::InvalidArgumentError("Step: no requests to step");
+absl::Status TransformerModel::CheckStepInputs(const StateArena& states,
+                                               std::span<const int32_t> slots,
+                                               std::span<const int32_t> tokens,
+                                               const char* call) const {
+  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, call));
+  if (slots.empty()) return absl::InvalidArgumentError(absl::StrCat(call, ": no requests to step"));
   if (tokens.size() != slots.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("Step: ", tokens.size(), " tokens for ",
+    return absl::InvalidArgumentError(absl::StrCat(call, ": ", tokens.size(), " tokens for ",
                                                    slots.size(), " slots, expected one each"));
   }
-  const int64_t vocab = config_.vocab_size;
-  if (static_cast<int64_t>(logits.size()) != static_cast<int64_t>(slots.size()) * vocab) {
-    return absl::InvalidArgumentError(absl::StrCat("Step: logits holds ", logits.size(),
-                                                   " floats, expected ", slots.size() * vocab));
-  }
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, "Step"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, call));
   std::unordered_set<int32_t> seen_slots;
   for (size_t i = 0; i < slots.size(); ++i) {
     const int32_t slot = slots[i];
     if (slot < 0 || slot >= states.num_slots()) {
-      return absl::InvalidArgumentError(absl::StrCat("Step: slot ", slot, " at index ", i,
+      return absl::InvalidArgumentError(absl::StrCat(call, ": slot ", slot, " at index ", i,
                                                      " is outside the state arena [0, ",
                                                      states.num_slots(), ")"));
     }
     if (!seen_slots.insert(slot).second) {
       return absl::InvalidArgumentError(
-          absl::StrCat("Step: slot ", slot, " appears more than once; slots must be distinct"));
+          absl::StrCat(call, ": slot ", slot, " appears more than once; slots must be distinct"));
     }
     if (states.position(slot) >= max_positions()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("Step: slot ", slot, " is at position ", states.position(slot),
+          absl::StrCat(call, ": slot ", slot, " is at position ", states.position(slot),
                        " and cannot take another token: this model holds at most ", max_positions(),
                        " positions per request"));
     }
   }
+  return absl::OkStatus();
+}
 
+absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t> slots,
+                                    std::span<const int32_t> tokens, std::span<float> logits) {
+  SLOTSERVE_RETURN_IF_ERROR(CheckStepInputs(states, slots, tokens, "Step"));
+  const int64_t vocab = config_.vocab_size;
+  if (static_cast<int64_t>(logits.size()) != static_cast<int64_t>(slots.size()) * vocab) {
+    return absl::InvalidArgumentError(absl::StrCat("Step: logits holds ", logits.size(),
+                                                   " floats, expected ", slots.size() * vocab));
+  }
+  SLOTSERVE_RETURN_IF_ERROR(QueueStep(states, slots, tokens, "Step"));
+  // Only the real rows' logits cross to the host (the caller's buffer is not a fixed address,
+  // so this copy stays outside the graph).
+  kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes(),
+                            stream_.get());
+  FinishStep(states, slots);
+  return absl::OkStatus();
+}
+
+absl::Status TransformerModel::StepAndSample(StateArena& states, std::span<const int32_t> slots,
+                                             std::span<const int32_t> tokens,
+                                             std::span<const TokenSampling> sampling,
+                                             std::span<int32_t> out_tokens) {
+  SLOTSERVE_RETURN_IF_ERROR(CheckStepInputs(states, slots, tokens, "StepAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(
+      CheckTokenSampling(sampling, slots.size(), out_tokens.size(), "StepAndSample"));
+  const kernels::Stream stream = stream_.get();
+  // Staged first, so a failure here leaves every slot untouched.
+  if (absl::Status staged = sampling_inputs_.Stage(sampling, stream); !staged.ok()) {
+    return absl::Status(staged.code(),
+                        absl::StrCat("StepAndSample: staging the sampling options on the device "
+                                     "failed: ",
+                                     staged.message()));
+  }
+  SLOTSERVE_RETURN_IF_ERROR(QueueStep(states, slots, tokens, "StepAndSample"));
+  // Only the real rows are sampled (the padded rows' logits follow them in scratch), and only
+  // their ids cross to the host.
+  kernels::LaunchSampling(
+      backend_, sampling_inputs_.Params(scratch_.logits(), config_.vocab_size, config_.vocab_size),
+      stream);
+  kernels::CopyDeviceToHost(backend_, out_tokens.data(), sampling_inputs_.out_tokens(),
+                            out_tokens.size_bytes(), stream);
+  FinishStep(states, slots);
+  return absl::OkStatus();
+}
+
+absl::Status TransformerModel::QueueStep(StateArena& states, std::span<const int32_t> slots,
+                                         std::span<const int32_t> tokens, const char* call) {
   const int rows = static_cast<int>(slots.size());
   const int padded_rows = PaddedStepRows(rows);
   SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(padded_rows, padded_rows));
@@ -302,16 +348,17 @@ absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t>
       });
   if (!ran.ok()) {
     kernels::Synchronize(backend_, stream);
-    return absl::Status(ran.code(), absl::StrCat("Step: running the decode step padded to ",
+    return absl::Status(ran.code(), absl::StrCat(call, ": running the decode step padded to ",
                                                  padded_rows, " rows failed: ", ran.message()));
   }
-  // Only the real rows' logits cross to the host (the caller's buffer is not a fixed address,
-  // so this copy stays outside the graph).
-  kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes(),
-                            stream);
-  kernels::Synchronize(backend_, stream);
-  for (int i = 0; i < rows; ++i) states.set_position(slots[i], step_positions_[i] + 1);
   return absl::OkStatus();
+}
+
+void TransformerModel::FinishStep(StateArena& states, std::span<const int32_t> slots) {
+  kernels::Synchronize(backend_, stream_.get());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    states.set_position(slots[i], step_positions_[i] + 1);
+  }
 }
 
 void TransformerModel::RunBlocks(int rows, kernels::Stream stream, const AttendFn& attend) {

@@ -10,6 +10,9 @@
 // rows step the arena's padding slot: AllocateStates allocates one block past the last slot,
 // zeroed before every padded step, so padded rows compute a harmless first token there and
 // never touch a request's state (rows are independent in every op of the step).
+// StepAndSample runs the same step and then samples the real rows' logits where they are, with
+// per-row options staged in a reused device buffer (StepSamplingInputs), so only the ids cross
+// back to the host.
 #pragma once
 
 #include <functional>
@@ -23,6 +26,7 @@
 #include "kernels/step_graph_cache.h"
 #include "models/forward_scratch.h"
 #include "models/language_model.h"
+#include "models/step_sampling_inputs.h"
 #include "models/transformer_weights.h"
 
 namespace slotserve::models {
@@ -47,6 +51,12 @@ class TransformerModel final : public LanguageModel {
                        LogitsWanted wanted, std::span<float> logits) override;
   absl::Status Step(StateArena& states, std::span<const int32_t> slots,
                     std::span<const int32_t> tokens, std::span<float> logits) override;
+  // Step's forward, then kernels::LaunchSampling on the step's logits where they are (on the
+  // model's stream), so only the B token ids are copied back.
+  absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
+                             std::span<const int32_t> tokens,
+                             std::span<const TokenSampling> sampling,
+                             std::span<int32_t> out_tokens) override;
 
  private:
   // Runs one block's attention over the scratch projections, given the layer's state offset.
@@ -58,6 +68,16 @@ class TransformerModel final : public LanguageModel {
 
   absl::Status CheckArena(const StateArena& states, const char* call) const;
   absl::Status CheckTokens(std::span<const int32_t> tokens, const char* call) const;
+  // What Step and StepAndSample (named by `call`) check before running anything.
+  absl::Status CheckStepInputs(const StateArena& states, std::span<const int32_t> slots,
+                               std::span<const int32_t> tokens, const char* call) const;
+  // Queues a checked decode step on stream_: per-row inputs, padding, the graph replay; the
+  // step's logits are then in scratch_.logits() rows [0, slots.size()). On failure the stream
+  // is synchronised and the slots' positions are unchanged.
+  absl::Status QueueStep(StateArena& states, std::span<const int32_t> slots,
+                         std::span<const int32_t> tokens, const char* call);
+  // Waits for everything queued on stream_ and advances the stepped slots' positions.
+  void FinishStep(StateArena& states, std::span<const int32_t> slots);
   // Prefills tokens (at most kMaxRowsPerPass) and advances the slot's position.
   absl::Status PrefillPass(StateArena& states, int slot, std::span<const int32_t> tokens,
                            bool every_logit, bool last_logit, std::span<float> logits);
@@ -86,6 +106,8 @@ class TransformerModel final : public LanguageModel {
   std::vector<int32_t> step_slots_;
   std::vector<int32_t> step_positions_;
   std::vector<int32_t> step_embed_positions_;
+  // Device copies of a device-sampled step's per-row options, and the ids it picks.
+  StepSamplingInputs sampling_inputs_;
 };
 
 }  // namespace slotserve::models

@@ -1,0 +1,233 @@
+// LanguageModel::StepAndSample on the golden models, on every backend: each row's token is
+// what the reference sampling op (kernels/sampling.h) picks from Step's logits for the same
+// step with the same options, seed and draw index, and every slot's state and position ends
+// exactly as Step leaves it. The batch mixes greedy, temperature, top-k, top-p and min-p rows
+// at scattered slots, and is not a padding bucket, so padded rows sit after the real ones.
+// (The engine's host sampler is compared with the device path in tests/unit/engine.)
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <ostream>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/sampling.h"
+#include "models/language_model.h"
+#include "models/token_sampling.h"
+#include "tests/unit/kernels/test_backends.h"
+
+namespace slotserve::models {
+namespace {
+
+constexpr int kSlots = 12;
+constexpr int kSteps = 4;
+
+struct SamplingCase {
+  std::string variant;
+  kernels::Backend backend;
+};
+
+void PrintTo(const SamplingCase& c, std::ostream* out) {
+  *out << c.variant << "/" << kernels::BackendName(c.backend);
+}
+
+std::string CaseName(const ::testing::TestParamInfo<SamplingCase>& info) {
+  return info.param.variant + "_" + kernels::BackendName(info.param.backend);
+}
+
+// Five requests at scattered slots (padded to 8 rows): one of each kind of sampling, each with
+// its own seed and draw index.
+const std::vector<int32_t> kBatchSlots = {9, 2, 7, 0, 5};
+std::vector<TokenSampling> BatchSampling(int step) {
+  const uint64_t draw = static_cast<uint64_t>(step);
+  return {
+      {.temperature = 0.0f, .seed = 11, .draw_index = draw},                      // greedy
+      {.temperature = 1.3f, .seed = 12345, .draw_index = 3 + draw},               // temperature
+      {.temperature = 1.0f, .top_k = 4, .seed = 77, .draw_index = 1000 + draw},   // top-k
+      {.temperature = 0.9f, .top_p = 0.8f, .seed = 5, .draw_index = 17 + draw},   // top-p
+      {.temperature = 1.5f, .min_p = 0.2f, .seed = 99, .draw_index = 40 + draw},  // min-p
+  };
+}
+
+// The reference op run on host logits, with its own per-field arrays (independent of how the
+// model stages them).
+std::vector<int32_t> ReferenceTokens(std::span<const float> logits, int vocab,
+                                     std::span<const TokenSampling> sampling) {
+  const size_t rows = sampling.size();
+  std::vector<float> temperature, top_p, min_p;
+  std::vector<int32_t> top_k, out(rows, -1);
+  std::vector<uint64_t> seeds, draws;
+  for (const TokenSampling& row : sampling) {
+    temperature.push_back(row.temperature);
+    top_k.push_back(row.top_k);
+    top_p.push_back(row.top_p);
+    min_p.push_back(row.min_p);
+    seeds.push_back(row.seed);
+    draws.push_back(row.draw_index);
+  }
+  kernels::SamplingParams params;
+  params.logits = logits.data();
+  params.logits_stride = vocab;
+  params.rows = static_cast<int>(rows);
+  params.vocab = vocab;
+  params.temperature = temperature.data();
+  params.top_k = top_k.data();
+  params.top_p = top_p.data();
+  params.min_p = min_p.data();
+  params.seeds = seeds.data();
+  params.draw_index = draws.data();
+  params.out_tokens = out.data();
+  kernels::LaunchSampling(kernels::Backend::kReference, params);
+  return out;
+}
+
+class StepAndSampleTest : public ::testing::TestWithParam<SamplingCase> {
+ protected:
+  void SetUp() override {
+    SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam().backend);
+    const std::filesystem::path dir =
+        std::filesystem::path(SLOTSERVE_GOLDEN_MODELS_DIR) / GetParam().variant;
+    if (!std::filesystem::exists(dir / "config.json")) {
+      GTEST_SKIP() << "no golden model at " << dir << " (tests/golden/make_golden.py writes it)";
+    }
+    auto model = LanguageModel::Load(dir, GetParam().backend);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = *std::move(model);
+    vocab_ = model_->config().vocab_size;
+  }
+
+  // An arena whose every slot holds a different short prompt.
+  std::unique_ptr<StateArena> PrefilledArena() {
+    auto states = model_->AllocateStates(kSlots);
+    EXPECT_TRUE(states.ok()) << states.status();
+    if (!states.ok()) return nullptr;
+    std::vector<float> logits(vocab_);
+    for (int slot = 0; slot < kSlots; ++slot) {
+      std::vector<int32_t> prompt;
+      for (int t = 0; t < 2 + slot % 4; ++t) prompt.push_back((7 * slot + 5 * t + 3) % vocab_);
+      const absl::Status status =
+          model_->Prefill(**states, slot, prompt, LogitsWanted::kLastToken, logits);
+      EXPECT_TRUE(status.ok()) << status;
+    }
+    return *std::move(states);
+  }
+
+  std::unique_ptr<LanguageModel> model_;
+  int vocab_ = 0;
+};
+
+TEST_P(StepAndSampleTest, TokensMatchReferenceSamplingOfStepLogitsAndStatesMatchStep) {
+  std::unique_ptr<StateArena> stepped = PrefilledArena();
+  std::unique_ptr<StateArena> sampled = PrefilledArena();
+  ASSERT_TRUE(stepped && sampled);
+  std::vector<int32_t> inputs;
+  for (int32_t slot : kBatchSlots) inputs.push_back((3 * slot + 1) % vocab_);
+
+  int sampled_rows_that_moved = 0;  // rows whose token differs from greedy's: the draws count
+  for (int step = 0; step < kSteps; ++step) {
+    SCOPED_TRACE(::testing::Message() << "step " << step);
+    const std::vector<TokenSampling> sampling = BatchSampling(step);
+    std::vector<float> logits(kBatchSlots.size() * vocab_);
+    ASSERT_TRUE(model_->Step(*stepped, kBatchSlots, inputs, logits).ok());
+    const std::vector<int32_t> expected = ReferenceTokens(logits, vocab_, sampling);
+
+    std::vector<int32_t> got(kBatchSlots.size(), -1);
+    const absl::Status status = model_->StepAndSample(*sampled, kBatchSlots, inputs, sampling, got);
+    ASSERT_TRUE(status.ok()) << status;
+    EXPECT_EQ(got, expected);
+
+    std::vector<TokenSampling> greedy(sampling.size());
+    const std::vector<int32_t> argmax = ReferenceTokens(logits, vocab_, greedy);
+    for (size_t i = 1; i < got.size(); ++i) sampled_rows_that_moved += got[i] != argmax[i];
+    inputs = got;
+  }
+  // Otherwise the sampled rows could have been decoded greedily and the test would not know.
+  EXPECT_GT(sampled_rows_that_moved, 0);
+
+  for (int slot = 0; slot < kSlots; ++slot) {
+    std::vector<uint8_t> want, have;
+    ASSERT_TRUE(stepped->Save(slot, &want).ok());
+    ASSERT_TRUE(sampled->Save(slot, &have).ok());
+    EXPECT_EQ(have, want) << "slot " << slot << " differs from Step's";
+    EXPECT_EQ(sampled->position(slot), stepped->position(slot)) << "slot " << slot;
+  }
+}
+
+TEST_P(StepAndSampleTest, GrowingAndShrinkingBatchesReuseTheStagedOptions) {
+  std::unique_ptr<StateArena> stepped = PrefilledArena();
+  std::unique_ptr<StateArena> sampled = PrefilledArena();
+  ASSERT_TRUE(stepped && sampled);
+  // 1, then 11 (more rows than the first staging buffer holds), then 3 rows.
+  for (int rows : {1, 11, 3}) {
+    SCOPED_TRACE(::testing::Message() << rows << " rows");
+    std::vector<int32_t> slots, inputs;
+    std::vector<TokenSampling> sampling;
+    for (int i = 0; i < rows; ++i) {
+      slots.push_back((5 * i + 1) % kSlots);
+      inputs.push_back((2 * i + rows) % vocab_);
+      sampling.push_back({.temperature = 1.0f,
+                          .top_k = i % 3 == 0 ? 0 : 6,
+                          .seed = static_cast<uint64_t>(100 * rows + i),
+                          .draw_index = static_cast<uint64_t>(i)});
+    }
+    std::vector<float> logits(rows * vocab_);
+    ASSERT_TRUE(model_->Step(*stepped, slots, inputs, logits).ok());
+    std::vector<int32_t> got(rows, -1);
+    ASSERT_TRUE(model_->StepAndSample(*sampled, slots, inputs, sampling, got).ok());
+    EXPECT_EQ(got, ReferenceTokens(logits, vocab_, sampling));
+  }
+}
+
+TEST_P(StepAndSampleTest, RefusesBadInputsWithoutTouchingTheSlots) {
+  std::unique_ptr<StateArena> states = PrefilledArena();
+  ASSERT_TRUE(states);
+  const std::vector<int32_t> slots = {3, 4};
+  const std::vector<int32_t> inputs = {1, 2};
+  std::vector<int32_t> out(2);
+  const std::vector<TokenSampling> good(2);
+  auto expect_refused = [&](std::span<const int32_t> s, std::span<const int32_t> t,
+                            std::span<const TokenSampling> options, std::span<int32_t> o,
+                            const std::string& needle) {
+    const absl::Status status = model_->StepAndSample(*states, s, t, options, o);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find(needle), std::string::npos) << status;
+  };
+  expect_refused(slots, inputs, std::span(good).first(1), out, "1 sampling options for 2 slots");
+  expect_refused(slots, inputs, good, std::span(out).first(1), "out_tokens holds 1 ids");
+  const std::vector<int32_t> bad_token = {1, vocab_};
+  expect_refused(slots, bad_token, good, out, "outside the vocabulary");
+  const std::vector<int32_t> repeated = {3, 3};
+  expect_refused(repeated, inputs, good, out, "appears more than once");
+
+  std::vector<TokenSampling> bad = good;
+  bad[1].temperature = -0.5f;
+  expect_refused(slots, inputs, bad, out, "sampling[1].temperature");
+  bad = good;
+  bad[0].top_k = -1;
+  expect_refused(slots, inputs, bad, out, "sampling[0].top_k");
+  bad = good;
+  bad[1].top_p = 0.0f;
+  expect_refused(slots, inputs, bad, out, "sampling[1].top_p");
+  bad = good;
+  bad[0].min_p = 1.5f;
+  expect_refused(slots, inputs, bad, out, "sampling[0].min_p");
+
+  for (int32_t slot : slots) EXPECT_EQ(states->position(slot), 2 + slot % 4) << slot;
+}
+
+std::vector<SamplingCase> Cases() {
+  std::vector<SamplingCase> cases;
+  for (const char* variant : {"abc", "rfa_gate_interleave", "luna_softplus", "softmax"}) {
+    for (kernels::Backend backend : kernels::testing::AllBackends()) {
+      cases.push_back({variant, backend});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(GoldenModels, StepAndSampleTest, ::testing::ValuesIn(Cases()), CaseName);
+
+}  // namespace
+}  // namespace slotserve::models
