@@ -38,11 +38,44 @@ def human_bytes(n: int) -> str:
     return f"{n} B"
 
 
-def table(rows: list, tolerance: float) -> str:
+KIND_ORDER = ("abc", "rfa", "luna", "softmax")  # the papers' kinds, then the baseline
+
+
+def memory_value(attention: dict) -> int:
+    return {"abc": attention.get("slots"), "rfa": attention.get("features"),
+            "luna": attention.get("length"), "softmax": attention.get("max_context")}.get(
+                attention["kind"]) or 0
+
+
+def row_order(row: dict) -> tuple:
+    """Kinds in KIND_ORDER, each kind's memory sizes ascending (the abc rows make the ablation)."""
+    attention = row["config"]["attention"]
+    kind = attention["kind"]
+    rank = KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
+    return rank, memory_value(attention), row["name"]
+
+
+def training_note(rows: list) -> str:
+    summaries = [row.get("summary") for row in rows]
+    steps = {s["steps"] for s in summaries if s}
+    if len(steps) == 1 and all(summaries):
+        (n,) = steps
+        tokens = summaries[0]["tokens_seen"]
+        return (f"Every model was trained with the same recipe for the same {n} steps "
+                f"({tokens:,} tokens), so the rows compare the attention kinds at an equal "
+                f"budget; the abc rows with different slot counts are the memory-size ablation. "
+                f"Training and limits: `models/trained/MODEL_CARD.md`.")
+    return ("Models trained for different numbers of steps do not rank the attention kinds; "
+            "`models/trained/MODEL_CARD.md` gives an equal-budget comparison and the ABC slot "
+            "ablation.")
+
+
+def table(rows: list, tolerance: float) -> tuple:
+    rows = sorted(rows, key=row_order)
     lines = [
         "| model | attention | memory size | state bytes / request | training steps | "
-        "test ppl (C++) | test ppl (PyTorch) | difference |",
-        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "validation ppl | test ppl (C++) | test ppl (PyTorch) | difference |",
+        "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     problems = []
     for row in rows:
@@ -56,11 +89,12 @@ def table(rows: list, tolerance: float) -> str:
                             f"{ref['perplexity']:.3f} differ by {100 * diff:+.3f}% "
                             f"(allowed ±{100 * tolerance:.2f}%)")
         steps = row["summary"]["steps"] if row.get("summary") else "?"
+        valid = f"{row['summary']['valid_ppl']:.2f}" if row.get("summary") else "?"
         state = cpp["state_bytes_per_request"]
         lines.append(
             f"| `{row['model_dir']}` | {row['config']['attention']['kind']} | "
             f"{memory_size(row['config']['attention'])} | {state:,} ({human_bytes(state)}) | "
-            f"{steps} | {cpp['perplexity']:.2f} | {ref['perplexity']:.2f} | "
+            f"{steps} | {valid} | {cpp['perplexity']:.2f} | {ref['perplexity']:.2f} | "
             f"{100 * diff:+.3f}% |")
     first = rows[0]["cpp"]
     lines.append("")
@@ -70,9 +104,9 @@ def table(rows: list, tolerance: float) -> str:
         f"`slotserve-perplexity` ({first['backend']} backend, state streamed through "
         f"`LanguageModel::Prefill` in chunks), PyTorch: `evaluate_pytorch.py` "
         f"({rows[0]['pytorch']['form']} form, {rows[0]['pytorch']['dtype']}). "
-        f"Regenerate with `scripts/evaluate-perplexity.sh`. Models trained for different "
-        f"numbers of steps do not rank the attention kinds; `models/trained/MODEL_CARD.md` "
-        f"gives an equal-budget comparison and the ABC slot ablation.")
+        f"Validation ppl: the whole validation split (Esther, Joel, Ephesians) at the end of "
+        f"training, from the model's `training.json`. "
+        f"Regenerate with `scripts/evaluate-perplexity.sh`. {training_note(rows)}")
     return "\n".join(lines), problems
 
 
