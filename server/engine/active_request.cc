@@ -27,21 +27,42 @@ std::span<const int32_t> ActiveRequest::prompt_left() const {
   return std::span<const int32_t>(request_.prompt_ids).subspan(prompt_fed_);
 }
 
+std::span<const int32_t> ActiveRequest::MaskedNow() const {
+  if (generated_ >= request_.stopping.min_new_tokens) return {};
+  return masked_before_min_new_;
+}
+
+std::optional<models::TokenSampling> ActiveRequest::DeviceSampling() const {
+  if (sampler_.uses_penalties() || request_.logprobs.enabled || !MaskedNow().empty()) {
+    return std::nullopt;
+  }
+  const SamplingOptions& options = sampler_.options();
+  return models::TokenSampling{.temperature = options.temperature,
+                               .top_k = options.top_k,
+                               .top_p = options.top_p,
+                               .min_p = options.min_p,
+                               .seed = sampler_.seed(),
+                               .draw_index = static_cast<uint64_t>(sampler_.tokens_sampled())};
+}
+
 ActiveRequest::TokenOutcome ActiveRequest::SampleNext(std::span<float> logits) {
-  TokenOutcome outcome;
   const bool want_logprobs = request_.logprobs.enabled;
   if (want_logprobs) raw_logits_.assign(logits.begin(), logits.end());
-
-  const int32_t index = generated_;  // 0-based index of the token being sampled
-  const bool before_min_new = index < request_.stopping.min_new_tokens;
-  const int32_t token =
-      sampler_.Next(logits, before_min_new ? std::span<const int32_t>(masked_before_min_new_)
-                                           : std::span<const int32_t>());
-  ++generated_;
-  outcome.chunk.ids.push_back(token);
+  const int32_t token = sampler_.Choose(logits, MaskedNow());
+  TokenOutcome outcome = AcceptSampled(token);
   if (want_logprobs) {
     outcome.chunk.logprobs.push_back(ComputeLogprobs(raw_logits_, token, request_.logprobs.top_n));
   }
+  return outcome;
+}
+
+ActiveRequest::TokenOutcome ActiveRequest::AcceptSampled(int32_t token) {
+  TokenOutcome outcome;
+  const int32_t index = generated_;  // 0-based index of the token being taken
+  const bool before_min_new = index < request_.stopping.min_new_tokens;
+  sampler_.Accept(token);
+  ++generated_;
+  outcome.chunk.ids.push_back(token);
 
   std::optional<FinishReason>& finish = outcome.finish;
   if (!before_min_new) {

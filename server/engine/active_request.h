@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
+#include "models/token_sampling.h"
 #include "server/engine/generated_text_stream.h"
 #include "server/engine/generation_events.h"
 #include "server/engine/generation_request.h"
@@ -35,10 +36,17 @@ class ActiveRequest {
     TokenChunk chunk;
     std::optional<FinishReason> finish;  // set when this token ends the request
   };
-  // Samples the next token from this request's logits (overwritten), decides whether it
-  // ends the request and what text it releases. When it does not end it, the token becomes
-  // next_input().
+  // Samples the next token from this request's logits (overwritten) on the host, then takes
+  // it as AcceptSampled does (plus its logprobs when asked for).
   TokenOutcome SampleNext(std::span<float> logits);
+  // How the model's device may sample this request's next token, or nullopt when the token
+  // needs the host logits: penalties (they need the history), logprobs, or ids masked this
+  // step (eos and stop tokens before min_new_tokens).
+  std::optional<models::TokenSampling> DeviceSampling() const;
+  // Takes `token`, sampled elsewhere with the options DeviceSampling() gave: advances the RNG
+  // stream and history, decides whether it ends the request and what text it releases. When it
+  // does not end it, the token becomes next_input().
+  TokenOutcome AcceptSampled(int32_t token);
   // Text still held back when the request ends for a reason other than a stop sequence.
   std::string FinishText() { return text_.Finish(); }
 
@@ -63,6 +71,9 @@ class ActiveRequest {
   std::optional<absl::Time> admitted, prefill_done, first_token, last_token;
 
  private:
+  // The ids the next token may not be (empty once min_new_tokens is reached).
+  std::span<const int32_t> MaskedNow() const;
+
   RequestId id_;
   GenerationRequest request_;
   std::shared_ptr<GenerationSink> sink_;

@@ -191,13 +191,25 @@ RequestSampler::RequestSampler(const SamplingOptions& options, uint64_t seed,
     : options_(options), seed_(seed), history_(prompt_ids) {}
 
 int32_t RequestSampler::Next(std::span<float> logits, std::span<const int32_t> masked) {
+  const int32_t token = Choose(logits, masked);
+  Accept(token);
+  return token;
+}
+
+int32_t RequestSampler::Choose(std::span<float> logits, std::span<const int32_t> masked) const {
   ApplyPenalties(options_, history_, logits);
   MaskTokens(masked, logits);
-  const int32_t token =
-      SampleToken(logits, options_, UniformDraw(seed_, static_cast<uint64_t>(tokens_sampled_)));
+  return SampleToken(logits, options_, UniformDraw(seed_, static_cast<uint64_t>(tokens_sampled_)));
+}
+
+void RequestSampler::Accept(int32_t token) {
   ++tokens_sampled_;
   history_.AddGenerated(token);
-  return token;
+}
+
+bool RequestSampler::uses_penalties() const {
+  return options_.repetition_penalty != 1.0f || options_.presence_penalty != 0.0f ||
+         options_.frequency_penalty != 0.0f;
 }
 
 }  // namespace slotserve::engine

@@ -68,8 +68,18 @@ class RequestSampler {
 
   // Picks the next token from `logits` (overwritten: penalties and masks are applied in
   // place). `masked` ids cannot be picked (min_new_tokens keeps eos and stop tokens out).
+  // Choose, then Accept.
   int32_t Next(std::span<float> logits, std::span<const int32_t> masked);
 
+  // The token Next would pick, without taking it: draw tokens_sampled() of the stream.
+  int32_t Choose(std::span<float> logits, std::span<const int32_t> masked) const;
+  // Takes `token` as the next one, whoever picked it (Choose, or the model's device sampler
+  // given options() and draw tokens_sampled()): advances the stream and the history.
+  void Accept(int32_t token);
+
+  const SamplingOptions& options() const { return options_; }
+  // Whether penalties change the logits, so a token needs this request's history.
+  bool uses_penalties() const;
   uint64_t seed() const { return seed_; }
   int64_t tokens_sampled() const { return tokens_sampled_; }
 

@@ -5,7 +5,9 @@
 #include <deque>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <random>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -67,6 +69,7 @@ class Scheduler::Impl {
         observer_(observer != nullptr ? *observer : NoObserver()),
         arena_(std::move(arena)),
         pool_(arena_.get()),
+        sample_on_device_(SamplesOnDevice(options.device_sampling, model_->backend())),
         seed_base_(RandomSeedBase()) {
     const models::ModelConfig& config = model_->config();
     limits_.vocab_size = config.vocab_size;
@@ -270,10 +273,48 @@ class Scheduler::Impl {
       tokens.push_back(*request->next_input());
     }
     if (batch.empty()) return 0;
-    const size_t vocab = static_cast<size_t>(model_->config().vocab_size);
-    decode_logits_.resize(batch.size() * vocab);
+    if (sample_on_device_ && AllSampleOnDevice(batch)) {
+      // Only the ids cross to the host.
+      decode_tokens_.assign(batch.size(), -1);
+      RunDecodeCall(
+          batch,
+          [&] {
+            return model_->StepAndSample(*arena_, slots, tokens, decode_sampling_, decode_tokens_);
+          },
+          [&](size_t i, absl::Time end) {
+            HandleOutcome(*batch[i], batch[i]->AcceptSampled(decode_tokens_[i]), end);
+          });
+    } else {
+      const size_t vocab = static_cast<size_t>(model_->config().vocab_size);
+      decode_logits_.resize(batch.size() * vocab);
+      RunDecodeCall(
+          batch, [&] { return model_->Step(*arena_, slots, tokens, decode_logits_); },
+          [&](size_t i, absl::Time end) {
+            HandleLogits(*batch[i], std::span<float>(decode_logits_).subspan(i * vocab, vocab),
+                         end);
+          });
+    }
+    return static_cast<int>(batch.size());
+  }
+
+  // Whether every row's token may be sampled on the device; when so, their options are in
+  // decode_sampling_.
+  bool AllSampleOnDevice(const std::vector<ActiveRequest*>& batch) {
+    decode_sampling_.clear();
+    for (const ActiveRequest* request : batch) {
+      std::optional<models::TokenSampling> sampling = request->DeviceSampling();
+      if (!sampling) return false;
+      decode_sampling_.push_back(*sampling);
+    }
+    return true;
+  }
+
+  // Runs one decode model call for `batch` and reports its duration, then hands row i to
+  // take(i, end), or ends every row with the call's error.
+  template <typename Call, typename Take>
+  void RunDecodeCall(const std::vector<ActiveRequest*>& batch, Call call, Take take) {
     const absl::Time start = absl::Now();
-    const absl::Status status = model_->Step(*arena_, slots, tokens, decode_logits_);
+    const absl::Status status = call();
     const absl::Time end = absl::Now();
     observer_.OnStep(StepPhase::kDecode, static_cast<int>(batch.size()), end - start);
     for (size_t i = 0; i < batch.size(); ++i) {
@@ -281,9 +322,8 @@ class Scheduler::Impl {
         Finish(*batch[i], FinishReason::kCancelled, ModelError("decode step", status));
         continue;
       }
-      HandleLogits(*batch[i], std::span<float>(decode_logits_).subspan(i * vocab, vocab), end);
+      take(i, end);
     }
-    return static_cast<int>(batch.size());
   }
 
   // Prompt chunks in admission order while the budget lasts (always at least one chunk).
@@ -322,9 +362,14 @@ class Scheduler::Impl {
     }
   }
 
-  // Samples a request's next token from its logits, streams it, ends the request if due.
+  // Samples a request's next token from its logits on the host, then as HandleOutcome.
   void HandleLogits(ActiveRequest& request, std::span<float> logits, absl::Time now) {
-    ActiveRequest::TokenOutcome outcome = request.SampleNext(logits);
+    HandleOutcome(request, request.SampleNext(logits), now);
+  }
+
+  // Streams a request's new token and ends the request if due.
+  void HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
+                     absl::Time now) {
     if (!request.first_token) {
       request.first_token = now;
       observer_.OnFirstToken(now - request.submitted);
@@ -399,6 +444,9 @@ class Scheduler::Impl {
   SlotPool pool_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
   std::vector<float> decode_logits_;
+  const bool sample_on_device_;  // options_.device_sampling resolved for the model's backend
+  std::vector<models::TokenSampling> decode_sampling_;
+  std::vector<int32_t> decode_tokens_;
   std::vector<float> prefill_logits_;
 
   // Shared, guarded by mu_.

@@ -2,7 +2,8 @@
 // the slot pool, and runs iteration-level continuous batching. Each step:
 //   1. takes in cancellations, drops requests whose deadline passed, admits queued requests
 //      while a slot is free (the slot is reset on admission);
-//   2. decodes one token for every request past its prompt (one LanguageModel::Step);
+//   2. decodes one token for every request past its prompt (one LanguageModel::Step, or one
+//      StepAndSample when every row may be sampled on the device: device_sampling below);
 //   3. feeds prompt chunks (<= prefill_chunk tokens each) of admitted requests in admission
 //      order while the token budget (token_budget minus the decode batch) lasts; at least one
 //      chunk per step is always run so prompts never starve. A request whose prompt is fully
@@ -20,6 +21,7 @@
 #include "absl/time/time.h"
 #include "models/language_model.h"
 #include "models/model_config.h"
+#include "server/engine/device_sampling.h"
 #include "server/engine/engine_observer.h"
 #include "server/engine/generation_events.h"
 #include "server/engine/generation_request.h"
@@ -38,6 +40,10 @@ struct SchedulerOptions {
   int max_stop_sequences = 16;
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
+  // Decode steps whose every row qualifies (ActiveRequest::DeviceSampling) sample on the
+  // model's device when this says so; other steps, and every prompt's first token, sample on
+  // the host. Both give the same tokens.
+  DeviceSampling device_sampling = DeviceSampling::kAuto;
 
   // INVALID_ARGUMENT naming the first bad field ("max_slots must be > 0, got 0").
   absl::Status Validate() const;
