@@ -46,6 +46,10 @@ ABSL_FLAG(int, max_queued, 256,
           "Requests that may wait for a slot; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, token_budget, 512, "Tokens (decode + prefill) one engine step aims to stay within");
 ABSL_FLAG(int, prefill_chunk, 256, "Most prompt tokens of one request fed in one model call");
+ABSL_FLAG(std::string, device_sampling, "auto",
+          "auto, on or off: sample decode tokens on the model's device so only token ids cross "
+          "to the host (rows with penalties or logprobs always use the host); auto = on for "
+          "cuda only");
 ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
@@ -171,6 +175,13 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
     }
     config.state_memory_bytes = *bytes;
   }
+  absl::StatusOr<engine::DeviceSampling> device_sampling =
+      engine::ParseDeviceSampling(absl::GetFlag(FLAGS_device_sampling));
+  if (!device_sampling.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device-sampling ", device_sampling.status().message()));
+  }
+  scheduler.device_sampling = *device_sampling;
   scheduler.max_queued = absl::GetFlag(FLAGS_max_queued);
   scheduler.token_budget = absl::GetFlag(FLAGS_token_budget);
   scheduler.prefill_chunk = absl::GetFlag(FLAGS_prefill_chunk);

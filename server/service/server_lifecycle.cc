@@ -196,17 +196,19 @@ absl::Status RunServer(const ServerConfig& config) {
   (*scheduler)->Start();
 
   const int metrics_port = (*metrics_endpoint)->port();
-  std::fprintf(stderr,
-               "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-               "request, %d state slots (%.1f MiB, from %s), listening on %s, metrics on "
-               "http://%s/metrics\n",
-               model_name.c_str(), config.model_dir.c_str(),
-               DescribeAttention(model_config.attention).c_str(),
-               kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
-               scheduler_options.max_slots,
-               static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
-               pool_origin.c_str(), WithPort(config.listen_address, grpc_port).c_str(),
-               WithPort(config.metrics_address, metrics_port).c_str());
+  std::fprintf(
+      stderr,
+      "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
+      "request, %d state slots (%.1f MiB, from %s), device sampling %s, listening on "
+      "%s, metrics on http://%s/metrics\n",
+      model_name.c_str(), config.model_dir.c_str(),
+      DescribeAttention(model_config.attention).c_str(), kernels::BackendName(config.backend),
+      static_cast<long long>(state_bytes), scheduler_options.max_slots,
+      static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
+      pool_origin.c_str(),
+      engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",
+      WithPort(config.listen_address, grpc_port).c_str(),
+      WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 
   DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, **scheduler, service, **grpc_server);

@@ -1,5 +1,6 @@
 // Start-up flags that size the server: the state pool derived from --state-memory (DESIGN §4),
-// capped by --max-slots, and a budget too small for one request refused before serving.
+// capped by --max-slots, and a budget too small for one request refused before serving; and
+// --device-sampling (token sampling on the model's device) parsed, reported and serving.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -55,6 +56,19 @@ TEST_F(StartupFlagsTest, ABudgetBelowTwoStatesIsRefusedWithTheSizeNeeded) {
 TEST_F(StartupFlagsTest, AMalformedBudgetIsRefusedNamingTheFlag) {
   const std::string output = RefusedStartupOutput("--state-memory=lots");
   EXPECT_TRUE(absl::StrContains(output, "--state-memory: expected a byte size")) << output;
+}
+
+TEST_F(StartupFlagsTest, DeviceSamplingOnServesAndIsReported) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--device-sampling=on"}));
+  EXPECT_TRUE(absl::StrContains(server_->log(), "device sampling on")) << server_->log();
+  const StreamResult stream = Generate(*stub_, GreedyTextRequest("in the beginning", 12));
+  ASSERT_TRUE(stream.status.ok()) << stream.status.error_message();
+  EXPECT_EQ(stream.ids.size(), 12u);
+}
+
+TEST_F(StartupFlagsTest, ABadDeviceSamplingModeIsRefusedNamingTheFlag) {
+  const std::string output = RefusedStartupOutput("--device-sampling=maybe");
+  EXPECT_TRUE(absl::StrContains(output, "--device-sampling must be auto")) << output;
 }
 
 }  // namespace
