@@ -67,7 +67,8 @@ TEST_P(LinearTest, MatchesReferenceOverShapes) {
   const BackendCase c = GetParam();
   SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
   uint32_t seed = 1;
-  for (int rows : {1, 3, 17, 64}) {
+  // 1-4 rows take the cpu backend's sgemv path, 5 and up its sgemm path.
+  for (int rows : {1, 2, 4, 5, 17, 64}) {
     for (int in_features : {1, 7, 64, 130}) {
       for (int out_features : {1, 5, 33, 96}) {
         for (int flags = 0; flags < 4; ++flags) {
