@@ -27,8 +27,7 @@ StepSamplingInputs::Layout StepSamplingInputs::LayoutFor(int capacity) {
   layout.top_p = layout.temperature + rows * sizeof(float);
   layout.min_p = layout.top_p + rows * sizeof(float);
   layout.top_k = layout.min_p + rows * sizeof(float);
-  layout.inputs_end = layout.top_k + rows * sizeof(int32_t);
-  layout.out_tokens = layout.inputs_end;
+  layout.out_tokens = layout.top_k + rows * sizeof(int32_t);
   layout.total = layout.out_tokens + rows * sizeof(int32_t);
   return layout;
 }
@@ -44,7 +43,7 @@ absl::Status StepSamplingInputs::Stage(std::span<const TokenSampling> sampling,
     SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer device,
                                kernels::DeviceBuffer::Allocate(backend_, layout.total));
     device_ = std::move(device);
-    host_.assign((layout.inputs_end + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
+    host_.assign((layout.out_tokens + sizeof(uint64_t) - 1) / sizeof(uint64_t), 0);
     capacity_ = capacity;
     layout_ = layout;
   }
@@ -56,7 +55,7 @@ absl::Status StepSamplingInputs::Stage(std::span<const TokenSampling> sampling,
   Scatter(host, layout_.top_p, sampling, &TokenSampling::top_p);
   Scatter(host, layout_.min_p, sampling, &TokenSampling::min_p);
   Scatter(host, layout_.top_k, sampling, &TokenSampling::top_k);
-  kernels::CopyHostToDevice(backend_, device_.data(), host, layout_.inputs_end, stream);
+  kernels::CopyHostToDevice(backend_, device_.data(), host, layout_.out_tokens, stream);
   return absl::OkStatus();
 }
 

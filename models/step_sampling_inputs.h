@@ -31,13 +31,11 @@ class StepSamplingInputs {
   // Where the op writes the rows' token ids, in device memory.
   const int32_t* out_tokens() const;
 
-  int capacity_rows() const { return capacity_; }
-
  private:
   // Byte offsets of each per-row array in a buffer of `capacity` rows (8-byte arrays first, so
-  // every array is aligned).
+  // every array is aligned); the inputs are [0, out_tokens), the ids follow them.
   struct Layout {
-    size_t seeds, draw_index, temperature, top_p, min_p, top_k, out_tokens, inputs_end, total;
+    size_t seeds, draw_index, temperature, top_p, min_p, top_k, out_tokens, total;
   };
   static Layout LayoutFor(int capacity);
 

@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <limits>
-#include <unordered_set>
 #include <vector>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/activation.h"
 #include "kernels/device_memory.h"
@@ -216,8 +216,7 @@ absl::Status TransformerModel::PrefillPass(StateArena& states, int slot,
 
 absl::Status TransformerModel::CheckStepInputs(const StateArena& states,
                                                std::span<const int32_t> slots,
-                                               std::span<const int32_t> tokens,
-                                               const char* call) const {
+                                               std::span<const int32_t> tokens, const char* call) {
   SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, call));
   if (slots.empty()) return absl::InvalidArgumentError(absl::StrCat(call, ": no requests to step"));
   if (tokens.size() != slots.size()) {
@@ -225,7 +224,13 @@ absl::Status TransformerModel::CheckStepInputs(const StateArena& states,
                                                    slots.size(), " slots, expected one each"));
   }
   SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, call));
-  std::unordered_set<int32_t> seen_slots;
+  if (slot_in_step_.size() < static_cast<size_t>(states.num_slots())) {
+    slot_in_step_.resize(states.num_slots(), false);
+  }
+  size_t marked = 0;  // slots[0, marked) are flagged in slot_in_step_
+  absl::Cleanup unmark = [&] {
+    for (size_t j = 0; j < marked; ++j) slot_in_step_[slots[j]] = false;
+  };
   for (size_t i = 0; i < slots.size(); ++i) {
     const int32_t slot = slots[i];
     if (slot < 0 || slot >= states.num_slots()) {
@@ -233,10 +238,12 @@ absl::Status TransformerModel::CheckStepInputs(const StateArena& states,
                                                      " is outside the state arena [0, ",
                                                      states.num_slots(), ")"));
     }
-    if (!seen_slots.insert(slot).second) {
+    if (slot_in_step_[slot]) {
       return absl::InvalidArgumentError(
           absl::StrCat(call, ": slot ", slot, " appears more than once; slots must be distinct"));
     }
+    slot_in_step_[slot] = true;
+    ++marked;
     if (states.position(slot) >= max_positions()) {
       return absl::InvalidArgumentError(
           absl::StrCat(call, ": slot ", slot, " is at position ", states.position(slot),

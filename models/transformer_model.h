@@ -70,7 +70,7 @@ class TransformerModel final : public LanguageModel {
   absl::Status CheckTokens(std::span<const int32_t> tokens, const char* call) const;
   // What Step and StepAndSample (named by `call`) check before running anything.
   absl::Status CheckStepInputs(const StateArena& states, std::span<const int32_t> slots,
-                               std::span<const int32_t> tokens, const char* call) const;
+                               std::span<const int32_t> tokens, const char* call);
   // Queues a checked decode step on stream_: per-row inputs, padding, the graph replay; the
   // step's logits are then in scratch_.logits() rows [0, slots.size()). On failure the stream
   // is synchronised and the slots' positions are unchanged.
@@ -106,6 +106,9 @@ class TransformerModel final : public LanguageModel {
   std::vector<int32_t> step_slots_;
   std::vector<int32_t> step_positions_;
   std::vector<int32_t> step_embed_positions_;
+  // One flag per arena slot, all false between steps: the distinct-slots check without a
+  // per-step hash set.
+  std::vector<bool> slot_in_step_;
   // Device copies of a device-sampled step's per-row options, and the ids it picks.
   StepSamplingInputs sampling_inputs_;
 };
