@@ -38,6 +38,19 @@ if [ ! -f "$DATA_DIR/test.ids" ]; then
   "$PYTHON" models/python/data/prepare_corpus.py --out "$DATA_DIR"
 fi
 
+# Before the build: every model's tokenizer must encode like the one that made the test ids
+# (same pieces, normalizer and encoding settings; a tokenizer.model also records the paths it
+# was trained from, which do not count). The helper lists what differs.
+for model in "${models[@]}"; do
+  if ! "$PYTHON" models/python/tokenizer_model.py compare "$DATA_DIR/tokenizer.model" \
+      "$model/tokenizer.model"; then
+    echo "evaluate-perplexity: $model/tokenizer.model does not encode like" \
+      "$DATA_DIR/tokenizer.model; the test ids would not be this model's tokens" \
+      "(rebuild $DATA_DIR?)" >&2
+    exit 1
+  fi
+done
+
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DSLOTSERVE_BUILD_SERVER=OFF -DSLOTSERVE_BUILD_BENCH=OFF
 fi
@@ -47,11 +60,6 @@ perplexity_tool="$BUILD_DIR/models/tools/slotserve-perplexity"
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for model in "${models[@]}"; do
-  if ! cmp -s "$model/tokenizer.model" "$DATA_DIR/tokenizer.model"; then
-    echo "evaluate-perplexity: $model/tokenizer.model differs from $DATA_DIR/tokenizer.model;" \
-      "the test ids would not be this model's tokens (rebuild $DATA_DIR?)" >&2
-    exit 1
-  fi
   echo "evaluate-perplexity: $model" >&2
   cpp=$("$perplexity_tool" --model "$model" --ids "$DATA_DIR/test.ids" --window "$WINDOW" \
     --backend "$BACKEND" "${max_tokens_flag[@]}")

@@ -8,7 +8,7 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
-  python3 python3-torch python3-numpy
+  python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
   bible-kjv bible-kjv-text
   # Benchmark plots (scripts/bench.sh) and profiles of missed targets (docs/PERFORMANCE.md).
   gnuplot-nox valgrind
