@@ -4,7 +4,11 @@ training split with Debian's `spm_train`, and every split encoded to token ids.
 
 Writes into --out (default build-training/data):
   {train,valid,test}.txt   one verse per line (the tokenizer's training input is train.txt)
-  tokenizer.model / .vocab the SentencePiece model (unk 0, bos 1, eos 2, no pad, byte fallback)
+  tokenizer.model / .vocab the SentencePiece model (unk 0, bos 1, eos 2, no pad, byte fallback);
+                           spm_train runs inside --out with relative names, so the model
+                           records its input as `train.txt` and its prefix as `tokenizer`, not
+                           a path of this machine (the same corpus gives the same bytes in any
+                           checkout)
   {train,valid,test}.ids   one book per line: the book's token ids, space-separated, without
                            BOS; the verses' ids concatenated in order (each verse starts with a
                            word-boundary piece, so the stream reads as running text)
@@ -29,15 +33,22 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 UNK_ID, BOS_ID, EOS_ID, PAD_ID = 0, 1, 2, -1
 
 
-def train_tokenizer(train_text: Path, prefix: Path, vocab_size: int) -> None:
+TRAIN_TEXT = "train.txt"
+TOKENIZER_PREFIX = "tokenizer"
+
+
+def train_tokenizer(directory: Path, vocab_size: int) -> None:
+    """Trains directory/tokenizer.{model,vocab} on directory/train.txt. spm_train stores its
+    --input and --model_prefix in the model (trainer_spec), so it runs inside `directory` with
+    the bare names: an absolute path would tie the file to this machine's checkout."""
     command = [
-        "spm_train", f"--input={train_text}", f"--model_prefix={prefix}",
+        "spm_train", f"--input={TRAIN_TEXT}", f"--model_prefix={TOKENIZER_PREFIX}",
         f"--vocab_size={vocab_size}", "--model_type=unigram", "--character_coverage=1.0",
         "--byte_fallback=true", f"--unk_id={UNK_ID}", f"--bos_id={BOS_ID}",
         f"--eos_id={EOS_ID}", f"--pad_id={PAD_ID}", "--num_threads=1",
         "--input_sentence_size=0", "--shuffle_input_sentence=false", "--minloglevel=1",
     ]
-    subprocess.run(command, check=True)
+    subprocess.run(command, check=True, cwd=directory)
 
 
 def encode_lines(model: Path, text_file: Path) -> list[list[int]]:
@@ -67,18 +78,18 @@ def main() -> None:
                 for verse in books[name]:
                     f.write(verse + "\n")
 
-    prefix = args.out / "tokenizer"
-    train_tokenizer(args.out / "train.txt", prefix, args.vocab_size)
+    train_tokenizer(args.out, args.vocab_size)
+    tokenizer_model = args.out / f"{TOKENIZER_PREFIX}.model"
 
     manifest = {
         "source": "Debian bible-kjv-text (/usr/lib/bible.data) via `bible` (bible-kjv)",
         "tokenizer": {"vocab_size": args.vocab_size, "model_type": "unigram",
                       "byte_fallback": True, "unk_id": UNK_ID, "bos_id": BOS_ID,
-                      "eos_id": EOS_ID, "pad_id": PAD_ID, "trained_on": "train.txt"},
+                      "eos_id": EOS_ID, "pad_id": PAD_ID, "trained_on": TRAIN_TEXT},
         "splits": {},
     }
     for split, names in books_by_split.items():
-        verse_ids = encode_lines(prefix.with_suffix(".model"), args.out / f"{split}.txt")
+        verse_ids = encode_lines(tokenizer_model, args.out / f"{split}.txt")
         expected = sum(len(books[name]) for name in names)
         if len(verse_ids) != expected:
             raise SystemExit(f"prepare_corpus: spm_encode gave {len(verse_ids)} lines for "
