@@ -381,7 +381,10 @@ class Scheduler::Impl {
     if (outcome.finish) Finish(request, *outcome.finish, absl::OkStatus());
   }
 
-  // Every ending goes through here: the slot goes back, the sink hears once.
+  // Every ending goes through here: the slot goes back, the sink hears once. The request
+  // leaves the books (slot, live set, gauges, counters) before its sink hears the end, so a
+  // client that reads its last message and at once asks GetModelInfo or scrapes the metrics
+  // sees its slot free (issue 15, defect 1).
   void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) {
     if (request.finished) return;
     request.finished = true;
@@ -396,10 +399,16 @@ class Scheduler::Impl {
       if (!tail.text.empty()) request.sink().OnTokens(tail);
     }
     const Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
-    request.sink().OnFinished(finished);
+    SchedulerStats after;
+    {
+      std::lock_guard lock(mu_);
+      live_.erase(request.id());
+      after = StatsLocked();
+    }
     observer_.OnRequestFinished(finished);
+    observer_.OnStats(after);
+    request.sink().OnFinished(finished);
     std::lock_guard lock(mu_);
-    live_.erase(request.id());
     if (live_.empty()) idle_cv_.notify_all();
   }
 

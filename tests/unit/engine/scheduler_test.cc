@@ -230,6 +230,56 @@ TEST(SchedulerTest, CancelEndsARunningRequestAndReturnsItsSlot) {
   EXPECT_FALSE(h.scheduler->Cancel(id));
 }
 
+// Issue 15, defect 1: the sink heard the end before the request left the books, so a client
+// that asked right after its last message still saw its slot taken. The sink reads the stats
+// and the observer's gauges from inside OnFinished, the earliest moment a client can act.
+class StatsAtFinishSink : public RecordingSink {
+ public:
+  StatsAtFinishSink(const Scheduler* const* scheduler, const std::atomic<int>* gauge_running)
+      : scheduler_(scheduler), gauge_running_(gauge_running) {}
+  void OnFinished(const Finished& finished) override {
+    stats_at_finish = (*scheduler_)->stats();
+    gauge_running_at_finish = gauge_running_->load();
+    RecordingSink::OnFinished(finished);
+  }
+  SchedulerStats stats_at_finish;
+  int gauge_running_at_finish = -1;
+
+ private:
+  const Scheduler* const* scheduler_;
+  const std::atomic<int>* gauge_running_;
+};
+
+class GaugeObserver : public EngineObserver {
+ public:
+  void OnStats(const SchedulerStats& stats) override { running = stats.running; }
+  std::atomic<int> running{-1};
+};
+
+TEST(SchedulerTest, AFinishedRequestHasLeftTheBooksWhenItsSinkHearsTheEnd) {
+  GaugeObserver gauges;
+  absl::StatusOr<std::unique_ptr<Scheduler>> created =
+      Scheduler::Create(std::make_unique<FakeLanguageModel>(), nullptr, {}, &gauges);
+  ASSERT_TRUE(created.ok()) << created.status();
+  const Scheduler* scheduler = created->get();
+  (*created)->Start();
+  for (const bool cancel : {false, true}) {
+    SCOPED_TRACE(cancel ? "cancelled" : "max_new_tokens");
+    auto sink = std::make_shared<StatsAtFinishSink>(&scheduler, &gauges.running);
+    absl::StatusOr<RequestId> id = (*created)->Submit(Greedy({5}, cancel ? 4000 : 3), sink);
+    ASSERT_TRUE(id.ok()) << id.status();
+    if (cancel) {
+      ASSERT_TRUE(sink->WaitTokens(2));
+      (*created)->Cancel(*id);
+    }
+    ASSERT_TRUE(sink->WaitFinished());
+    EXPECT_EQ(sink->stats_at_finish.running, 0);
+    EXPECT_EQ(sink->stats_at_finish.slots_used, 0);
+    EXPECT_EQ(sink->gauge_running_at_finish, 0);
+  }
+  (*created)->Stop();
+}
+
 TEST(SchedulerTest, CancelEndsAQueuedRequestWithoutRunningIt) {
   Harness h;
   auto [id, sink] = h.Submit(Greedy({5}, 10));
