@@ -51,7 +51,8 @@ ActiveRequest::TokenOutcome ActiveRequest::SampleNext(std::span<float> logits) {
   const int32_t token = sampler_.Choose(logits, MaskedNow());
   TokenOutcome outcome = AcceptSampled(token);
   if (want_logprobs) {
-    outcome.chunk.logprobs.push_back(ComputeLogprobs(raw_logits_, token, request_.logprobs.top_n));
+    outcome.chunk.logprobs.push_back(
+        ComputeLogprobs(raw_logits_, token, static_cast<int>(request_.logprobs.top_n)));
   }
   return outcome;
 }

@@ -46,12 +46,13 @@ struct SamplingOptions {
 struct StoppingOptions {
   // 0 = the scheduler's default (SchedulerOptions::default_max_new_tokens). Must be in
   // [0, SchedulerOptions::max_new_tokens_limit]. Generation also ends (kLength) when the
-  // model's longest context (LanguageModel::max_positions) is reached.
-  int32_t max_new_tokens = 0;
+  // model's longest context (LanguageModel::max_positions) is reached. 64-bit so that any
+  // count a client sends (proto uint32) reaches validation unchanged and is quoted as sent.
+  int64_t max_new_tokens = 0;
   // Until this many tokens are generated, eos and stop_token_ids are masked out of the
   // distribution (they cannot be sampled) and stop sequences do not stop generation (their
   // text is streamed). Must be in [0, max_new_tokens].
-  int32_t min_new_tokens = 0;
+  int64_t min_new_tokens = 0;
   // Text; generation stops when the generated text contains one. The matched text and
   // anything after it is not streamed. Non-empty, valid UTF-8; needs a tokenizer.
   std::vector<std::string> stop_sequences;
@@ -67,7 +68,7 @@ struct LogprobOptions {
   bool enabled = false;
   // Also report the top_n most likely alternatives of each position (same distribution).
   // Must be in [0, SchedulerOptions::max_top_logprobs]; ignored unless enabled.
-  int32_t top_n = 0;
+  int64_t top_n = 0;
 };
 
 struct GenerationRequest {

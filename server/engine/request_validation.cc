@@ -92,7 +92,9 @@ absl::Status CheckStopping(const StoppingOptions& s, const RequestLimits& limits
 }  // namespace
 
 int32_t EffectiveMaxNewTokens(const StoppingOptions& stopping, const RequestLimits& limits) {
-  return stopping.max_new_tokens == 0 ? limits.default_max_new_tokens : stopping.max_new_tokens;
+  // Validation has bounded max_new_tokens by max_new_tokens_limit (an int32).
+  return stopping.max_new_tokens == 0 ? limits.default_max_new_tokens
+                                      : static_cast<int32_t>(stopping.max_new_tokens);
 }
 
 absl::Status ValidateGenerationRequest(const GenerationRequest& request,

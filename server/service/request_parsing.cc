@@ -1,8 +1,6 @@
 #include "server/service/request_parsing.h"
 
-#include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <utility>
 
@@ -11,13 +9,6 @@
 
 namespace slotserve::server {
 namespace {
-
-// The engine's counts are int32; a larger uint32 from the wire must still be refused by the
-// engine's range check, not wrap to a negative number.
-int32_t SaturateToInt32(uint32_t value) {
-  return static_cast<int32_t>(
-      std::min<uint32_t>(value, static_cast<uint32_t>(std::numeric_limits<int32_t>::max())));
-}
 
 // Prompt text and stop sequences are proto `bytes`, so nothing checked them on the way in.
 absl::Status CheckUtf8(const std::string& text, absl::string_view field) {
@@ -47,9 +38,9 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
           "stopping.max_new_tokens must be > 0 when set (leave it unset for the server's "
           "default), got 0");
     }
-    options.max_new_tokens = SaturateToInt32(proto.max_new_tokens());
+    options.max_new_tokens = proto.max_new_tokens();  // int64: every uint32 fits as sent
   }
-  options.min_new_tokens = SaturateToInt32(proto.min_new_tokens());
+  options.min_new_tokens = proto.min_new_tokens();
   for (int i = 0; i < proto.stop_sequences_size(); ++i) {
     const std::string& stop = proto.stop_sequences(i);
     absl::Status utf8 = CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]"));
@@ -123,7 +114,7 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
   if (!stopping.ok()) return stopping.status();
   parsed.stopping = *std::move(stopping);
   parsed.logprobs.enabled = request.logprobs().enabled();
-  parsed.logprobs.top_n = SaturateToInt32(request.logprobs().top_n());
+  parsed.logprobs.top_n = request.logprobs().top_n();
   parsed.deadline = deadline;
   return parsed;
 }

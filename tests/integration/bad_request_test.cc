@@ -35,6 +35,12 @@ std::vector<BadRequest> BadRequests() {
       {"max_new_tokens beyond the limit",
        [](auto& r) { r.mutable_stopping()->set_max_new_tokens(300000); },
        "stopping.max_new_tokens"},
+      // Issue 15, defect 2: the message quotes the value sent, not a clamped one.
+      {"max_new_tokens of 2^32-1",
+       [](auto& r) { r.mutable_stopping()->set_max_new_tokens(4294967295u); },
+       "stopping.max_new_tokens must be in [1, 200000] (0 = the default, 128), got 4294967295"},
+      {"top_n of 2^32-1", [](auto& r) { r.mutable_logprobs()->set_top_n(4294967295u); },
+       "got 4294967295"},
       {"prompt longer than allowed",
        [](auto& r) {
          for (int i = 0; i < 40; ++i) r.mutable_token_ids()->add_ids(5);

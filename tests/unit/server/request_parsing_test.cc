@@ -88,14 +88,18 @@ TEST(RequestParsingTest, EveryOptionIsCarriedOver) {
   EXPECT_EQ(parsed->deadline, deadline);
 }
 
-TEST(RequestParsingTest, HugeCountsSaturateInsteadOfWrappingNegative) {
+TEST(RequestParsingTest, HugeCountsReachTheEngineAsSent) {
+  // Issue 15, defect 2: counts were clamped to INT32_MAX here, so the engine's refusal quoted
+  // 2147483647 instead of what the client sent.
   v1::GenerateRequest request = WithTokenIds({5});
-  request.mutable_stopping()->set_max_new_tokens(4000000000u);
+  request.mutable_stopping()->set_max_new_tokens(4294967295u);
+  request.mutable_stopping()->set_min_new_tokens(4000000001u);
   request.mutable_logprobs()->set_top_n(4000000000u);
   absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
   ASSERT_TRUE(parsed.ok());
-  EXPECT_EQ(parsed->stopping.max_new_tokens, std::numeric_limits<int32_t>::max());
-  EXPECT_EQ(parsed->logprobs.top_n, std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(parsed->stopping.max_new_tokens, int64_t{4294967295});
+  EXPECT_EQ(parsed->stopping.min_new_tokens, int64_t{4000000001});
+  EXPECT_EQ(parsed->logprobs.top_n, int64_t{4000000000});
 }
 
 TEST(RequestParsingTest, RefusalsNameTheProtoField) {
