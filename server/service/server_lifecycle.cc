@@ -21,6 +21,7 @@
 #include "server/engine/scheduler.h"
 #include "server/engine/tokenizer.h"
 #include "server/service/metrics_endpoint.h"
+#include "server/service/reflection_v1_service.h"
 #include "server/service/server_metrics.h"
 #include "server/service/slotserve_service.h"
 #include "server/service/state_memory_budget.h"
@@ -91,13 +92,14 @@ absl::StatusOr<std::unique_ptr<engine::Tokenizer>> LoadTokenizerIfPresent(
   return loaded;
 }
 
-// gRPC serving `service`, the standard health service and server reflection. *port gets the
-// port actually bound.
+// gRPC serving `service`, the standard health service and server reflection (v1alpha from
+// gRPC, v1 from us). *port gets the port actually bound.
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string& address,
                                                               grpc::Service* service, int* port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  builder.SetOption(ReflectionV1Option());
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
@@ -105,6 +107,9 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string&
     return absl::UnavailableError(
         absl::StrCat("--listen=", address, ": cannot listen there (address in use or invalid?)"));
   }
+  // Health checks may name the server ("") or the API's service; both answer, and
+  // SetServingStatus(false) on drain flips every registered name at once.
+  server->GetHealthCheckService()->SetServingStatus(v1::SlotServe::service_full_name(), true);
   return server;
 }
 

@@ -27,12 +27,17 @@ class ServerTest : public ::testing::Test {
     ASSERT_EQ(HealthStatus(), grpc::health::v1::HealthCheckResponse::SERVING) << server_->log();
   }
 
-  grpc::health::v1::HealthCheckResponse::ServingStatus HealthStatus() {
+  // The health of `service` ("" = the whole server); UNKNOWN when the check itself fails
+  // (NOT_FOUND for a service name the server does not know included).
+  grpc::health::v1::HealthCheckResponse::ServingStatus HealthStatus(
+      const std::string& service = "") {
     auto health = grpc::health::v1::Health::NewStub(channel_);
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    grpc::health::v1::HealthCheckRequest request;
+    request.set_service(service);
     grpc::health::v1::HealthCheckResponse response;
-    grpc::Status status = health->Check(&context, {}, &response);
+    grpc::Status status = health->Check(&context, request, &response);
     return status.ok() ? response.status() : grpc::health::v1::HealthCheckResponse::UNKNOWN;
   }
 

@@ -21,10 +21,14 @@ TEST_F(ShutdownTest, SigtermLetsRunningStreamsFinishRefusesNewOnesAndExitsZero) 
     ASSERT_TRUE(WaitFor([&] { return stream->messages_received() > 0; }, absl::Seconds(30)));
   }
 
+  // Issue 15, defect 3: the API's own service name is registered too, and flips with "".
+  EXPECT_EQ(HealthStatus("slotserve.v1.SlotServe"), grpc::health::v1::HealthCheckResponse::SERVING);
   server_->Terminate();
   EXPECT_TRUE(
       WaitFor([&] { return HealthStatus() == grpc::health::v1::HealthCheckResponse::NOT_SERVING; },
               absl::Seconds(10)));
+  EXPECT_EQ(HealthStatus("slotserve.v1.SlotServe"),
+            grpc::health::v1::HealthCheckResponse::NOT_SERVING);
   const StreamResult refused = Generate(*stub_, GreedyTextRequest("x", 4));
   EXPECT_EQ(refused.status.error_code(), grpc::StatusCode::UNAVAILABLE)
       << refused.status.error_message();
