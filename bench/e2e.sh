@@ -9,7 +9,7 @@
 #   e2e.sh BUILD_DIR MODELS_DIR RESULTS_DIR THREADS QUICK(0|1)
 set -euo pipefail
 build=$1 models=$2 results=$3 threads=$4 quick=$5
-server_bin=$build/server/service/slotserve-server
+server_bin=$build/server/slotserve-server
 loadgen=$build/bench/slotserve-bench-loadgen
 [ -x "$loadgen" ] || { echo "e2e.sh: no load generator at $loadgen" >&2; exit 1; }
 

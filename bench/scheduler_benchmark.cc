@@ -10,7 +10,7 @@
 #include "bench/synthetic_tokens.h"
 #include "bench/timing.h"
 #include "models/language_model.h"
-#include "server/engine/scheduler.h"
+#include "engine/scheduler.h"
 
 namespace slotserve::bench {
 namespace {

@@ -11,7 +11,6 @@
 //
 // Timings are medians of --repeats timed repeats after --warmup untimed ones. --threads sets
 // the OpenBLAS thread count (and the bandwidth test's); the PyTorch anchor must use the same.
-#include <cblas.h>
 
 #include <filesystem>
 #include <iostream>
@@ -25,6 +24,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/compute_threads.h"
 #include "bench/bench_model.h"
 #include "bench/decode_benchmark.h"
 #include "bench/machine_anchors.h"
@@ -312,7 +312,7 @@ absl::Status RunScheduler() {
 absl::Status Run() {
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
-  openblas_set_num_threads(threads);
+  base::SetComputeThreads(threads);
   const std::string suite = absl::GetFlag(FLAGS_suite);
   if (suite == "anchors") return RunAnchors();
   if (suite == "decode") return RunDecode();

@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work"
 mkdir -p "$work/models" "$work/results"
 
-PYTHONPATH="$here/../models/python" "$python" "$here/python/make_bench_models.py" \
+PYTHONPATH="$here/../python" "$python" "$here/python/make_bench_models.py" \
   --out "$work/models" --size tiny --short-context 1024 --long-context 2048 >/dev/null
 models=$work/models/abc,$work/models/rfa,$work/models/luna,$work/models/softmax
 quick=(--warmup=0 --repeats=1 --steps_per_repeat=2 --out="$work/results")
@@ -25,7 +25,7 @@ quick=(--warmup=0 --repeats=1 --steps_per_repeat=2 --out="$work/results")
 "$bench" --suite=scheduler --models="$work/models/abc" --concurrency=1,3 --prompt_tokens=3 \
   --new_tokens=4 --rounds=1 "${quick[@]}"
 
-PYTHONPATH="$here/../models/python" "$python" "$here/python/torch_decode_bench.py" \
+PYTHONPATH="$here/../python" "$python" "$here/python/torch_decode_bench.py" \
   --models "$work/models/abc,$work/models/softmax" --batches 1,2 --context 4 --steps-per-repeat 2 \
   --warmup 0 --repeats 1 --out "$work/results/decode_torch.csv"
 

@@ -1,6 +1,6 @@
 // A counter-based random stream usable on host and device: draw i of stream `seed` is a pure
 // function of (seed, i), so a request's draws do not depend on the batch it was served in or
-// on which backend sampled it. Same bits as server/engine/counter_rng.h (splitmix64).
+// on which backend sampled it. Bits: splitmix64.
 #pragma once
 
 #include <cstdint>

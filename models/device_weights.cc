@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 

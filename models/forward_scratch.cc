@@ -1,6 +1,6 @@
 #include "models/forward_scratch.h"
 
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -6,62 +6,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/utf8.h"
 
 namespace slotserve::models {
-namespace {
-
-// Offset of the first byte that is not part of a well-formed UTF-8 sequence, or npos.
-size_t FirstInvalidUtf8Byte(std::string_view text) {
-  const auto* bytes = reinterpret_cast<const uint8_t*>(text.data());
-  const size_t size = text.size();
-  size_t i = 0;
-  while (i < size) {
-    const uint8_t lead = bytes[i];
-    if (lead < 0x80) {
-      ++i;
-      continue;
-    }
-    int continuation;
-    uint32_t min_code_point;
-    uint32_t code_point;
-    if ((lead & 0xE0) == 0xC0) {
-      continuation = 1;
-      min_code_point = 0x80;
-      code_point = lead & 0x1F;
-    } else if ((lead & 0xF0) == 0xE0) {
-      continuation = 2;
-      min_code_point = 0x800;
-      code_point = lead & 0x0F;
-    } else if ((lead & 0xF8) == 0xF0) {
-      continuation = 3;
-      min_code_point = 0x10000;
-      code_point = lead & 0x07;
-    } else {
-      return i;
-    }
-    if (size - i <= static_cast<size_t>(continuation)) return i;
-    for (int c = 1; c <= continuation; ++c) {
-      const uint8_t byte = bytes[i + c];
-      if ((byte & 0xC0) != 0x80) return i;
-      code_point = (code_point << 6) | (byte & 0x3F);
-    }
-    if (code_point < min_code_point || code_point > 0x10FFFF ||
-        (code_point >= 0xD800 && code_point <= 0xDFFF)) {
-      return i;
-    }
-    i += continuation + 1;
-  }
-  return std::string_view::npos;
-}
-
-}  // namespace
-
-bool IsValidUtf8(std::string_view text) {
-  return FirstInvalidUtf8Byte(text) == std::string_view::npos;
-}
-
 absl::StatusOr<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& source) {
-  const size_t bad_byte = FirstInvalidUtf8Byte(text);
+  const size_t bad_byte = base::FirstInvalidUtf8Byte(text);
   if (bad_byte != std::string_view::npos) {
     return absl::InvalidArgumentError(
         absl::StrCat(source, ": not valid UTF-8 (bad byte at offset ", bad_byte, ")"));

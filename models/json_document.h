@@ -11,10 +11,6 @@
 
 namespace slotserve::models {
 
-// True when `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
-// U+10FFFF).
-bool IsValidUtf8(std::string_view text);
-
 // Parses `text` as one JSON document. Errors are prefixed with `source` and say what was wrong:
 // invalid UTF-8 (with the byte offset), a syntax error, or a repeated key.
 absl::StatusOr<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& source);

@@ -7,7 +7,7 @@
 #include "kernels/sampling.h"
 #include "models/model_weights.h"
 #include "models/safetensors_file.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 #include "models/step_sampling_inputs.h"
 #include "models/transformer_model.h"
 

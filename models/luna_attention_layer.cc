@@ -7,7 +7,7 @@
 #include "models/attention_layer.h"
 #include "models/device_weights.h"
 #include "models/model_weights.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/json_document.h"
 #include "models/json_fields.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -16,7 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "kernels/float16.h"
 #include "models/json_document.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

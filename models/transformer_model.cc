@@ -12,7 +12,7 @@
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/positions.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/model_weights.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -23,7 +23,7 @@ skip=" ${BENCH_SKIP:-} "
 python=/usr/bin/python3
 cores=$(grep -c ^processor /proc/cpuinfo)  # not nproc: it follows OMP_NUM_THREADS, set below
 export OPENBLAS_NUM_THREADS=$threads OMP_NUM_THREADS=$threads
-export PYTHONPATH=$root/models/python${PYTHONPATH:+:$PYTHONPATH}
+export PYTHONPATH=$root/python${PYTHONPATH:+:$PYTHONPATH}
 
 log() { echo "bench.sh: $*" >&2; }
 wanted() { [[ "$skip" != *" $1 "* ]]; }
@@ -100,7 +100,7 @@ run_suite memory "$bench_bin" --suite=memory --models="$short_models" --contexts
   --budgets_gib=1,16 "${common[@]}"
 run_suite decode "$bench_bin" --suite=decode --models="$short_models" --batches="$batches" \
   --context=128 "${common[@]}" "${plan[@]}"
-if [ -x "$build/server/service/slotserve-server" ] && [ -x "$build/bench/slotserve-bench-loadgen" ]; then
+if [ -x "$build/server/slotserve-server" ] && [ -x "$build/bench/slotserve-bench-loadgen" ]; then
   run_suite e2e "$root/bench/e2e.sh" "$build" "$models_dir" "$results" "$threads" "$quick"
 else
   log "no slotserve-server or slotserve-bench-loadgen in $build: end-to-end gRPC suite skipped"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Test-set perplexity of every committed model under models/trained/, through the C++ engine
-# (slotserve-perplexity) and the PyTorch reference (models/python/evaluate_pytorch.py), with
+# (slotserve-perplexity) and the PyTorch reference (python/evaluate_pytorch.py), with
 # the same windows of the same token stream; writes the table into README.md between
 # <!-- perplexity-table:begin --> and <!-- perplexity-table:end --> and fails if any model's
 # two perplexities differ by more than 0.5%.
@@ -8,7 +8,7 @@
 #   scripts/evaluate-perplexity.sh [MODEL_DIR...]     (default: every models/trained/*/)
 #
 # Environment: BUILD_DIR (default build), DATA_DIR (default build-training/data; built with
-# models/python/data/prepare_corpus.py when missing), WINDOW (default 256, the training sequence
+# python/data/prepare_corpus.py when missing), WINDOW (default 256, the training sequence
 # length), BACKEND (default cpu), MAX_TOKENS (default: the whole test split), README (default
 # README.md; set to a copy to leave the real one alone).
 set -euo pipefail
@@ -35,14 +35,14 @@ if [ ${#models[@]} -eq 0 ]; then
 fi
 
 if [ ! -f "$DATA_DIR/test.ids" ]; then
-  "$PYTHON" models/python/data/prepare_corpus.py --out "$DATA_DIR"
+  "$PYTHON" python/data/prepare_corpus.py --out "$DATA_DIR"
 fi
 
 # Before the build: every model's tokenizer must encode like the one that made the test ids
 # (same pieces, normalizer and encoding settings; a tokenizer.model also records the paths it
 # was trained from, which do not count). The helper lists what differs.
 for model in "${models[@]}"; do
-  if ! "$PYTHON" models/python/tokenizer_model.py compare "$DATA_DIR/tokenizer.model" \
+  if ! "$PYTHON" python/tokenizer_model.py compare "$DATA_DIR/tokenizer.model" \
       "$model/tokenizer.model"; then
     echo "evaluate-perplexity: $model/tokenizer.model does not encode like" \
       "$DATA_DIR/tokenizer.model; the test ids would not be this model's tokens" \
@@ -64,7 +64,7 @@ for model in "${models[@]}"; do
   cpp=$("$perplexity_tool" --model "$model" --ids "$DATA_DIR/test.ids" --window "$WINDOW" \
     --backend "$BACKEND" "${max_tokens_flag[@]}")
   echo "  C++:     $cpp" >&2
-  ref=$("$PYTHON" models/python/evaluate_pytorch.py --model "$model" --ids "$DATA_DIR/test.ids" \
+  ref=$("$PYTHON" python/evaluate_pytorch.py --model "$model" --ids "$DATA_DIR/test.ids" \
     --window "$WINDOW" "${max_tokens_flag[@]}")
   echo "  PyTorch: $ref" >&2
   summary=null
@@ -73,4 +73,4 @@ for model in "${models[@]}"; do
     "$(basename "$model")" "$model" "$cpp" "$ref" "$(cat "$model/config.json")" "$summary" \
     | "$PYTHON" -c 'import json,sys; print(json.dumps(json.loads(sys.stdin.read())))' >>"$results"
 done
-"$PYTHON" models/python/evaluate_table.py "$results" --readme "$README"
+"$PYTHON" python/evaluate_table.py "$results" --readme "$README"

@@ -2,7 +2,7 @@
 # Builds the default model directory slotserve-server loads when --model is not given, until
 # the trained demo model exists (issue 5): a SentencePiece tokenizer trained with Debian's
 # spm_train on the King James Bible (packages bible-kjv-text + bible-kjv, through
-# models/python/data/prepare_corpus.py: vocab 4000, byte fallback) and a RANDOM-weight ABC
+# python/data/prepare_corpus.py: vocab 4000, byte fallback) and a RANDOM-weight ABC
 # model (4 layers, d_model 256, 4 heads, d_ffn 1024, 32 slots). The server and the client work
 # end to end with it, but the text it generates is gibberish: the weights are untrained.
 #
@@ -18,7 +18,7 @@ python=${PYTHON:-/usr/bin/python3}
 
 if [ ! -f "$data_dir/tokenizer.model" ]; then
   echo "make-default-model: training the tokenizer on the KJV text into $data_dir"
-  "$python" "$root/models/python/data/prepare_corpus.py" --out "$data_dir"
+  "$python" "$root/python/data/prepare_corpus.py" --out "$data_dir"
 fi
 # One line per piece: the model's vocabulary is exactly the tokenizer's.
 vocab_size=$(wc -l < "$data_dir/tokenizer.vocab")
@@ -28,7 +28,7 @@ vocab_size=$(wc -l < "$data_dir/tokenizer.vocab")
 mkdir -p "$(dirname "$out")"
 staging=$(mktemp -d "$(dirname "$out")/.default-model.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
-PYTHONPATH="$root/models/python" "$python" -m slotserve_ref.make_random_model \
+PYTHONPATH="$root/python" "$python" -m slotserve_ref.make_random_model \
   --config '{"d_model": 256, "n_layers": 4, "n_heads": 4, "d_ffn": 1024,
              "attention": {"kind": "abc", "slots": 32}}' \
   --vocab-size "$vocab_size" --seed 1 --tokenizer "$data_dir/tokenizer.model" \

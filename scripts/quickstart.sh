@@ -20,7 +20,7 @@ metrics_port=${METRICS_PORT:-9464}
 if [ "${SLOTSERVE_SKIP_BUILD:-0}" != 1 ]; then
   SLOTSERVE_BUILD_DIR=$build_dir "$root/scripts/build.sh"
 fi
-server_bin=$build_dir/server/service/slotserve-server
+server_bin=$build_dir/server/slotserve-server
 cli_bin=$build_dir/clients/slotserve-cli
 
 # The server's own default (no --model): the trained demo model when it is committed, else

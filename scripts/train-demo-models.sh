@@ -5,7 +5,7 @@
 #   scripts/train-demo-models.sh [NAME...]     (default: the four kinds and the ABC slot ablation
 #                                               kjv-abc-m8, kjv-abc-m16, kjv-abc-m64)
 #
-# Every model uses the same recipe (models/python/train.py defaults: 4 layers, d_model 256,
+# Every model uses the same recipe (python/train.py defaults: 4 layers, d_model 256,
 # 4 heads, d_ffn 1024, batch 4 x 256 tokens, AdamW lr 1e-3, 100 warm-up steps, constant rate,
 # cosine decay over the last DECAY_STEPS steps, seed 1234, one thread), so the perplexity table
 # compares attention kinds at equal training. A run is deterministic: the same STEPS and
@@ -45,7 +45,7 @@ if [ ${#names[@]} -eq 0 ]; then
 fi
 
 if [ ! -f "$DATA_DIR/train.ids" ]; then
-  "$PYTHON" models/python/data/prepare_corpus.py --out "$DATA_DIR"
+  "$PYTHON" python/data/prepare_corpus.py --out "$DATA_DIR"
 fi
 
 for name in "${names[@]}"; do
@@ -58,7 +58,7 @@ for name in "${names[@]}"; do
   resume=()
   if [ -f "$run/checkpoint.pt" ]; then resume=(--resume); fi
   # shellcheck disable=SC2086  # the recipe is a list of flags
-  "$PYTHON" models/python/train.py $recipe --out "$run" --data "$DATA_DIR" --steps "$STEPS" \
+  "$PYTHON" python/train.py $recipe --out "$run" --data "$DATA_DIR" --steps "$STEPS" \
     --decay-steps "$DECAY_STEPS" --threads "$THREADS" "${resume[@]}"
   install_dir="models/trained/$name"
   rm -rf "$install_dir"

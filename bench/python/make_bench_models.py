@@ -5,7 +5,7 @@ all with the same sizes (weights do not change the speed, so random ones serve):
   softmax          the KV-cache baseline, max_context --short-context (batch sweeps: 256 slots)
   softmax-long     the same baseline with max_context --long-context (context sweep, prefill)
 
-  PYTHONPATH=models/python /usr/bin/python3 bench/python/make_bench_models.py --out DIR \
+  PYTHONPATH=python /usr/bin/python3 bench/python/make_bench_models.py --out DIR \
       [--size bundled|tiny]
 
 `bundled` is the size of the demo models (4 layers, d_model 256, 4 heads, d_ffn 1024, vocab

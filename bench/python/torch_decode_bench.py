@@ -3,7 +3,7 @@ slotserve_ref package, fp32, torch.inference_mode) on the same model directories
 context and thread count as slotserve-bench's decode suite, timed the same way (median of
 repeats of several steps, each repeat starting from the same context).
 
-  PYTHONPATH=models/python /usr/bin/python3 bench/python/torch_decode_bench.py \
+  PYTHONPATH=python /usr/bin/python3 bench/python/torch_decode_bench.py \
       --models DIR,DIR --batches 1,64 --context 128 --threads 1 --out decode_torch.csv
 """
 

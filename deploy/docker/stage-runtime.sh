@@ -27,10 +27,10 @@ done
 
 # The default model, chosen as slotserve-server chooses it when --model is not given: the
 # trained demo model when it is in the tree, else what scripts/make-default-model.sh wrote.
-# Both places are read from server/service/CMakeLists.txt, so the two never disagree.
+# Both places are read from server/CMakeLists.txt, so the two never disagree.
 default_of() {
   sed -n "s|^set($1 \${PROJECT_SOURCE_DIR}/\([^ ]*\) CACHE.*|\1|p" \
-    "$root/server/service/CMakeLists.txt"
+    "$root/server/CMakeLists.txt"
 }
 model_dir=${SLOTSERVE_DEFAULT_MODEL_DIR:-}
 if [ -z "$model_dir" ]; then
@@ -38,7 +38,7 @@ if [ -z "$model_dir" ]; then
   fallback=$(default_of SLOTSERVE_DEFAULT_MODEL_DIR)
   if [ -z "$trained" ] || [ -z "$fallback" ]; then
     echo "stage-runtime: cannot read SLOTSERVE_TRAINED_MODEL_DIR / SLOTSERVE_DEFAULT_MODEL_DIR" \
-         "from server/service/CMakeLists.txt; set SLOTSERVE_DEFAULT_MODEL_DIR" >&2
+         "from server/CMakeLists.txt; set SLOTSERVE_DEFAULT_MODEL_DIR" >&2
     exit 1
   fi
   # The fallback lives in the source tree's build/; this build may be elsewhere.

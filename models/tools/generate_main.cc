@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "models/language_model.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 #include "models/tools/command_line.h"
 #include "models/tools/generate_options.h"
 

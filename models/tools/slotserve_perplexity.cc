@@ -1,5 +1,5 @@
 // slotserve-perplexity: test-set perplexity of a model directory computed by the C++ engine,
-// with the evaluation protocol of models/python/evaluation.py (the PyTorch side does the same,
+// with the evaluation protocol of python/evaluation.py (the PyTorch side does the same,
 // so the two numbers are comparable token for token):
 //
 //   --ids FILE holds one book per line (token ids, space-separated, no BOS). Each book is cut
@@ -28,7 +28,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
 #include "models/language_model.h"
-#include "models/status_macros.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {

@@ -2,7 +2,7 @@
 """Generates the golden data the C++ engine is checked against (DESIGN §7).
 
 For every attention kind and variant it builds a small random-weight model with the PyTorch
-reference (models/python/slotserve_ref), writes it as a model directory and records the
+reference (python/slotserve_ref), writes it as a model directory and records the
 reference's logits for a fixed token sequence:
 
   tests/golden/models/<variant>/config.json
@@ -17,9 +17,9 @@ use the rounded weights), computed in float64 with the recurrent token-by-token 
 parallel form must agree before anything is written.
 
 Usage (from the repository root; Debian's python has torch):
-  PYTHONPATH=models/python /usr/bin/python3 tests/golden/make_golden.py            # regenerate all
-  PYTHONPATH=models/python /usr/bin/python3 tests/golden/make_golden.py --only abc  # one variant
-  PYTHONPATH=models/python /usr/bin/python3 tests/golden/make_golden.py --check
+  PYTHONPATH=python /usr/bin/python3 tests/golden/make_golden.py            # regenerate all
+  PYTHONPATH=python /usr/bin/python3 tests/golden/make_golden.py --only abc  # one variant
+  PYTHONPATH=python /usr/bin/python3 tests/golden/make_golden.py --check
       # recompute the logits of the committed model directories with the current reference and
       # compare them with the committed golden_logits.f32 (exit 1 on a mismatch); writes nothing.
 """
@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "models" / "python"))
+sys.path.insert(0, str(REPO / "python"))
 
 from slotserve_ref.config import ModelConfig, merge_config_dict  # noqa: E402
 from slotserve_ref.init import randomize_  # noqa: E402

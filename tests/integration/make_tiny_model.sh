@@ -32,7 +32,7 @@ bible -l1000000 'Gen1:1-Gen50:26' | sed -n 's/^ *[0-9][0-9]* //p' > "$work/genes
 spm_train --input="$work/genesis.txt" --model_prefix="$work/tokenizer" --vocab_size=400 \
   --model_type=unigram --character_coverage=1.0 --byte_fallback=true --unk_id=0 --bos_id=1 \
   --eos_id=2 --pad_id=-1 --num_threads=1 --minloglevel=2 >/dev/null
-PYTHONPATH="$root/models/python" "$python" -m slotserve_ref.make_random_model \
+PYTHONPATH="$root/python" "$python" -m slotserve_ref.make_random_model \
   --config '{"d_model": 64, "n_layers": 2, "n_heads": 2, "d_ffn": 128,
              "attention": {"kind": "abc", "slots": 8}}' \
   --vocab-size 400 --seed 7 --tokenizer "$work/tokenizer.model" --out "$work/model"

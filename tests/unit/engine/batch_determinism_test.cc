@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "engine/scheduler.h"
 #include "models/language_model.h"
-#include "server/engine/scheduler.h"
 #include "tests/unit/engine/recording_sink.h"
 
 namespace slotserve::engine {

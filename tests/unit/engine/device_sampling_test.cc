@@ -11,12 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "engine/active_request.h"
+#include "engine/device_sampling.h"
+#include "engine/sampler.h"
+#include "engine/scheduler.h"
 #include "kernels/counter_rng.h"
 #include "models/language_model.h"
-#include "server/engine/active_request.h"
-#include "server/engine/device_sampling.h"
-#include "server/engine/sampler.h"
-#include "server/engine/scheduler.h"
 #include "tests/unit/engine/recording_sink.h"
 
 namespace slotserve::engine {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "server/engine/generation_events.h"
+#include "engine/generation_events.h"
 
 namespace slotserve::engine::testing {
 

@@ -1,5 +1,5 @@
 // Sampler statistics and exact penalty arithmetic (DESIGN §4 sampling options).
-#include "server/engine/sampler.h"
+#include "engine/sampler.h"
 
 #include <gtest/gtest.h>
 

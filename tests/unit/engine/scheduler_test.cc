@@ -1,6 +1,6 @@
 // The scheduler's bookkeeping over a scripted fake model: every kind of ending returns the
 // slot, sinks hear exactly once, queue bound, drain, validation messages, batching limits.
-#include "server/engine/scheduler.h"
+#include "engine/scheduler.h"
 
 #include <gtest/gtest.h>
 

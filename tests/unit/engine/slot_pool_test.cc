@@ -1,5 +1,5 @@
 // Slot bookkeeping over a real (host) state arena.
-#include "server/engine/slot_pool.h"
+#include "engine/slot_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,73 +1,25 @@
 // Streaming text: UTF-8 safety of the incremental detokenizer against a real SentencePiece
-// model with byte fallback, and stop-sequence hold-back.
+// model with byte fallback, and stop-sequence hold-back. (UTF-8 rules: tests/unit/base;
+// the tokenizer itself: tokenizer_test.cc.)
 #include <gtest/gtest.h>
 
 #include <random>
 #include <string>
 #include <vector>
 
-#include "server/engine/generated_text_stream.h"
-#include "server/engine/incremental_detokenizer.h"
-#include "server/engine/stop_sequence_matcher.h"
-#include "server/engine/tokenizer.h"
-#include "server/engine/utf8.h"
+#include "base/utf8.h"
+#include "engine/generated_text_stream.h"
+#include "engine/incremental_detokenizer.h"
+#include "engine/stop_sequence_matcher.h"
+#include "engine/tokenizer.h"
 #include "tests/unit/engine/tiny_tokenizer.h"
 
 namespace slotserve::engine {
 namespace {
 
+using base::IsValidUtf8;
 using testing::SampleTexts;
-using testing::TinyTokenizer;
-
-const Tokenizer* TokenizerOrSkip() {
-  std::string why;
-  const Tokenizer* tokenizer = TinyTokenizer(&why);
-  if (tokenizer == nullptr) ADD_FAILURE() << "no SentencePiece model for the test: " << why;
-  return tokenizer;
-}
-
-TEST(Utf8Test, HoldsBackIncompleteCharactersAndReplacesInvalidBytes) {
-  std::string out;
-  // "é" = C3 A9; give only the first byte.
-  EXPECT_EQ(AppendCompleteUtf8("a\xC3", /*at_end=*/false, &out), 1u);
-  EXPECT_EQ(out, "a");
-  out.clear();
-  EXPECT_EQ(AppendCompleteUtf8("a\xC3", /*at_end=*/true, &out), 2u);
-  EXPECT_EQ(out, "a\xEF\xBF\xBD");
-  out.clear();
-  // A stray continuation byte and a lead byte followed by ASCII.
-  EXPECT_EQ(AppendCompleteUtf8("\x80x\xE2y", false, &out), 4u);
-  EXPECT_EQ(out, "\xEF\xBF\xBDx\xEF\xBF\xBDy");
-  EXPECT_TRUE(IsValidUtf8("h\xC3\xA9llo \xF0\x9F\x99\x82"));
-  EXPECT_FALSE(IsValidUtf8("\xC0\xAF"));          // overlong "/"
-  EXPECT_FALSE(IsValidUtf8("\xED\xA0\x80"));      // surrogate
-  EXPECT_FALSE(IsValidUtf8("\xF4\x90\x80\x80"));  // above U+10FFFF
-  EXPECT_FALSE(IsValidUtf8("\xE2\x82"));          // cut short
-}
-
-TEST(TokenizerTest, RoundTripsTextAndUsesByteFallbackForRareCharacters) {
-  const Tokenizer* tokenizer = TokenizerOrSkip();
-  if (tokenizer == nullptr) return;
-  EXPECT_EQ(tokenizer->bos_id(), 1);
-  EXPECT_EQ(tokenizer->eos_id(), 2);
-  bool saw_byte_piece = false;
-  for (const std::string& text : SampleTexts()) {
-    absl::StatusOr<std::vector<int32_t>> ids = tokenizer->Encode(text);
-    ASSERT_TRUE(ids.ok()) << ids.status();
-    EXPECT_EQ(tokenizer->Decode(*ids), text);
-    for (int32_t id : *ids) {
-      if (tokenizer->IdToPiece(id).substr(0, 3) == "<0x") saw_byte_piece = true;
-    }
-  }
-  EXPECT_TRUE(saw_byte_piece) << "the samples should exercise byte-fallback pieces";
-}
-
-TEST(TokenizerTest, MissingFileIsNotFoundAndNamesTheFile) {
-  absl::StatusOr<std::unique_ptr<Tokenizer>> missing =
-      Tokenizer::LoadFromModelDir("/nonexistent/model");
-  EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_NE(missing.status().message().find("tokenizer.model"), std::string::npos);
-}
+using testing::TinyTokenizerOrFail;
 
 // Pushes ids one at a time; every delta must be valid UTF-8 on its own.
 std::string StreamAll(const Tokenizer& tokenizer, const std::vector<int32_t>& ids,
@@ -86,7 +38,7 @@ std::string StreamAll(const Tokenizer& tokenizer, const std::vector<int32_t>& id
 }
 
 TEST(IncrementalDetokenizerTest, DeltasConcatenateToTheWholeDecodeAndNeverSplitCharacters) {
-  const Tokenizer* tokenizer = TokenizerOrSkip();
+  const Tokenizer* tokenizer = TinyTokenizerOrFail();
   if (tokenizer == nullptr) return;
   for (const std::string& text : SampleTexts()) {
     std::vector<int32_t> ids = *tokenizer->Encode(text);
@@ -97,7 +49,7 @@ TEST(IncrementalDetokenizerTest, DeltasConcatenateToTheWholeDecodeAndNeverSplitC
 }
 
 TEST(IncrementalDetokenizerTest, HoldsTheBytesOfAMultibyteCharacterUntilComplete) {
-  const Tokenizer* tokenizer = TokenizerOrSkip();
+  const Tokenizer* tokenizer = TinyTokenizerOrFail();
   if (tokenizer == nullptr) return;
   const std::vector<int32_t> ids = *tokenizer->Encode("a🙂");
   std::vector<std::string> deltas;
@@ -112,7 +64,7 @@ TEST(IncrementalDetokenizerTest, HoldsTheBytesOfAMultibyteCharacterUntilComplete
 }
 
 TEST(IncrementalDetokenizerTest, RandomIdSequencesStayValidUtf8AndMatchDecode) {
-  const Tokenizer* tokenizer = TokenizerOrSkip();
+  const Tokenizer* tokenizer = TinyTokenizerOrFail();
   if (tokenizer == nullptr) return;
   std::mt19937 gen(3);
   std::uniform_int_distribution<int32_t> any_id(0, tokenizer->piece_count() - 1);
@@ -126,7 +78,7 @@ TEST(IncrementalDetokenizerTest, RandomIdSequencesStayValidUtf8AndMatchDecode) {
 }
 
 TEST(IncrementalDetokenizerTest, APrimedPromptKeepsTheContinuationsLeadingSpace) {
-  const Tokenizer* tokenizer = TokenizerOrSkip();
+  const Tokenizer* tokenizer = TinyTokenizerOrFail();
   if (tokenizer == nullptr) return;
   const std::vector<int32_t> prompt = *tokenizer->Encode("hello");
   const std::vector<int32_t> continuation = *tokenizer->Encode("world");  // "▁world"
@@ -189,7 +141,7 @@ TEST(StopSequenceMatcherTest, MultibyteStopSequenceHoldBackKeepsCharactersWhole)
 }
 
 TEST(GeneratedTextStreamTest, StopSequenceAcrossTokensCutsTheText) {
-  const Tokenizer* tokenizer = TokenizerOrSkip();
+  const Tokenizer* tokenizer = TinyTokenizerOrFail();
   if (tokenizer == nullptr) return;
   const std::vector<int32_t> prompt = {tokenizer->bos_id()};
   GeneratedTextStream stream(tokenizer, prompt, {"stop here"});

@@ -1,5 +1,7 @@
 #include "tests/unit/engine/tiny_tokenizer.h"
 
+#include <gtest/gtest.h>
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -69,6 +71,13 @@ const Tokenizer* TinyTokenizer(std::string* why) {
   static const std::unique_ptr<Tokenizer> tokenizer = Train(&failure);
   if (tokenizer == nullptr) *why = failure;
   return tokenizer.get();
+}
+
+const Tokenizer* TinyTokenizerOrFail() {
+  std::string why;
+  const Tokenizer* tokenizer = TinyTokenizer(&why);
+  if (tokenizer == nullptr) ADD_FAILURE() << "no SentencePiece model for the test: " << why;
+  return tokenizer;
 }
 
 const std::vector<std::string>& SampleTexts() {

@@ -6,12 +6,15 @@
 #include <string>
 #include <vector>
 
-#include "server/engine/tokenizer.h"
+#include "engine/tokenizer.h"
 
 namespace slotserve::engine::testing {
 
 // The trained tokenizer, or nullptr when spm_train is unavailable or failed (*why says why).
 const Tokenizer* TinyTokenizer(std::string* why);
+
+// TinyTokenizer, or null after recording a test failure that says why it could not be made.
+const Tokenizer* TinyTokenizerOrFail();
 
 // Texts the tests encode: ASCII, common multibyte text, and rare characters (emoji, CJK).
 const std::vector<std::string>& SampleTexts();

@@ -1,5 +1,5 @@
 // The metrics the engine's observer hooks feed, as a scrape of the HTTP endpoint shows them.
-#include "server/service/server_metrics.h"
+#include "server/server_metrics.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "prometheus/text_serializer.h"
-#include "server/service/metrics_endpoint.h"
+#include "server/metrics_endpoint.h"
 
 namespace slotserve::server {
 namespace {

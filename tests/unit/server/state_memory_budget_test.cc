@@ -1,5 +1,5 @@
 // --state-memory: byte sizes as operators write them, and the slot count a budget buys.
-#include "server/service/state_memory_budget.h"
+#include "server/state_memory_budget.h"
 
 #include <gtest/gtest.h>
 

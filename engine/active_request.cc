@@ -1,0 +1,107 @@
+#include "engine/active_request.h"
+
+#include <algorithm>
+
+namespace slotserve::engine {
+
+ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
+                             std::shared_ptr<GenerationSink> sink, uint64_t seed,
+                             const StopLimits& limits, const Tokenizer* tokenizer,
+                             absl::Time submitted_at)
+    : submitted(submitted_at),
+      id_(id),
+      request_(std::move(request)),
+      sink_(std::move(sink)),
+      limits_(limits),
+      sampler_(request_.sampling, seed, request_.prompt_ids),
+      text_(tokenizer, request_.prompt_ids, request_.stopping.stop_sequences),
+      stop_token_ids_(request_.stopping.stop_token_ids.begin(),
+                      request_.stopping.stop_token_ids.end()),
+      masked_before_min_new_(request_.stopping.stop_token_ids) {
+  if (limits_.eos_id >= 0 && !request_.stopping.ignore_eos) {
+    masked_before_min_new_.push_back(limits_.eos_id);
+  }
+}
+
+std::span<const int32_t> ActiveRequest::prompt_left() const {
+  return std::span<const int32_t>(request_.prompt_ids).subspan(prompt_fed_);
+}
+
+std::span<const int32_t> ActiveRequest::MaskedNow() const {
+  if (generated_ >= request_.stopping.min_new_tokens) return {};
+  return masked_before_min_new_;
+}
+
+std::optional<models::TokenSampling> ActiveRequest::DeviceSampling() const {
+  if (sampler_.uses_penalties() || request_.logprobs.enabled || !MaskedNow().empty()) {
+    return std::nullopt;
+  }
+  const SamplingOptions& options = sampler_.options();
+  return models::TokenSampling{.temperature = options.temperature,
+                               .top_k = options.top_k,
+                               .top_p = options.top_p,
+                               .min_p = options.min_p,
+                               .seed = sampler_.seed(),
+                               .draw_index = static_cast<uint64_t>(sampler_.tokens_sampled())};
+}
+
+ActiveRequest::TokenOutcome ActiveRequest::SampleNext(std::span<float> logits) {
+  const bool want_logprobs = request_.logprobs.enabled;
+  if (want_logprobs) raw_logits_.assign(logits.begin(), logits.end());
+  const int32_t token = sampler_.Choose(logits, MaskedNow());
+  TokenOutcome outcome = AcceptSampled(token);
+  if (want_logprobs) {
+    outcome.chunk.logprobs.push_back(
+        ComputeLogprobs(raw_logits_, token, static_cast<int>(request_.logprobs.top_n)));
+  }
+  return outcome;
+}
+
+ActiveRequest::TokenOutcome ActiveRequest::AcceptSampled(int32_t token) {
+  TokenOutcome outcome;
+  const int32_t index = generated_;  // 0-based index of the token being taken
+  const bool before_min_new = index < request_.stopping.min_new_tokens;
+  sampler_.Accept(token);
+  ++generated_;
+  outcome.chunk.ids.push_back(token);
+
+  std::optional<FinishReason>& finish = outcome.finish;
+  if (!before_min_new) {
+    if (token == limits_.eos_id && !request_.stopping.ignore_eos) {
+      finish = FinishReason::kEos;
+    } else if (stop_token_ids_.contains(token)) {
+      finish = FinishReason::kStopToken;
+    }
+  }
+  GeneratedTextStream::Update update = text_.Push(token, /*stopping_allowed=*/!before_min_new);
+  outcome.chunk.text = std::move(update.text);
+  if (!finish && update.stop_sequence_matched) finish = FinishReason::kStopSequence;
+  // Feeding this token back needs position prompt + generated - 1 < max_positions.
+  const int64_t positions_needed =
+      static_cast<int64_t>(request_.prompt_ids.size()) + static_cast<int64_t>(generated_);
+  if (!finish &&
+      (generated_ >= limits_.max_new_tokens || positions_needed > limits_.max_positions)) {
+    finish = FinishReason::kLength;
+  }
+  if (finish && *finish != FinishReason::kStopSequence) outcome.chunk.text += text_.Finish();
+  if (!finish) next_input_ = token;
+  return outcome;
+}
+
+Finished ActiveRequest::MakeFinished(FinishReason reason, absl::Status status,
+                                     absl::Time now) const {
+  Finished finished;
+  finished.reason = status.ok() ? reason : FinishReason::kCancelled;
+  finished.status = std::move(status);
+  finished.prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());
+  finished.generated_tokens = generated_;
+  finished.seed = sampler_.seed();
+  GenerationTimings& t = finished.timings;
+  t.total = now - submitted;
+  t.queue = admitted ? *admitted - submitted : t.total;
+  if (admitted) t.prefill = (prefill_done ? *prefill_done : now) - *admitted;
+  if (first_token) t.first_token = *first_token - submitted;
+  return finished;
+}
+
+}  // namespace slotserve::engine

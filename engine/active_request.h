@@ -1,0 +1,91 @@
+// One accepted request inside the engine: its options, RNG stream, text stream, slot and
+// clock readings. Owned by the scheduler (queue, then engine thread); not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/time/time.h"
+#include "models/token_sampling.h"
+#include "engine/generated_text_stream.h"
+#include "engine/generation_events.h"
+#include "engine/generation_request.h"
+#include "engine/sampler.h"
+#include "engine/tokenizer.h"
+
+namespace slotserve::engine {
+
+// What the model needs to know to decide when a request must end.
+struct StopLimits {
+  int32_t max_new_tokens = 0;  // already resolved (0 replaced by the default)
+  int32_t eos_id = -1;         // -1: the model has none
+  int64_t max_positions = 0;   // the model's longest sequence
+};
+
+class ActiveRequest {
+ public:
+  ActiveRequest(RequestId id, GenerationRequest request, std::shared_ptr<GenerationSink> sink,
+                uint64_t seed, const StopLimits& limits, const Tokenizer* tokenizer,
+                absl::Time submitted);
+
+  struct TokenOutcome {
+    TokenChunk chunk;
+    std::optional<FinishReason> finish;  // set when this token ends the request
+  };
+  // Samples the next token from this request's logits (overwritten) on the host, then takes
+  // it as AcceptSampled does (plus its logprobs when asked for).
+  TokenOutcome SampleNext(std::span<float> logits);
+  // How the model's device may sample this request's next token, or nullopt when the token
+  // needs the host logits: penalties (they need the history), logprobs, or ids masked this
+  // step (eos and stop tokens before min_new_tokens).
+  std::optional<models::TokenSampling> DeviceSampling() const;
+  // Takes `token`, sampled elsewhere with the options DeviceSampling() gave: advances the RNG
+  // stream and history, decides whether it ends the request and what text it releases. When it
+  // does not end it, the token becomes next_input().
+  TokenOutcome AcceptSampled(int32_t token);
+  // Text still held back when the request ends for a reason other than a stop sequence.
+  std::string FinishText() { return text_.Finish(); }
+
+  Finished MakeFinished(FinishReason reason, absl::Status status, absl::Time now) const;
+
+  RequestId id() const { return id_; }
+  const GenerationRequest& request() const { return request_; }
+  GenerationSink& sink() const { return *sink_; }
+
+  // Prompt progress (prefill).
+  std::span<const int32_t> prompt_left() const;
+  void PromptFed(size_t tokens) { prompt_fed_ += tokens; }
+  bool prompt_done() const { return prompt_fed_ == request_.prompt_ids.size(); }
+
+  // The token the next decode step feeds; nullopt while prefilling.
+  std::optional<int32_t> next_input() const { return next_input_; }
+  int32_t generated() const { return generated_; }
+
+  int slot = -1;  // the state slot held, -1 while queued
+  bool finished = false;
+  absl::Time submitted;
+  std::optional<absl::Time> admitted, prefill_done, first_token, last_token;
+
+ private:
+  // The ids the next token may not be (empty once min_new_tokens is reached).
+  std::span<const int32_t> MaskedNow() const;
+
+  RequestId id_;
+  GenerationRequest request_;
+  std::shared_ptr<GenerationSink> sink_;
+  StopLimits limits_;
+  RequestSampler sampler_;
+  GeneratedTextStream text_;
+  absl::flat_hash_set<int32_t> stop_token_ids_;
+  std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
+  std::vector<float> raw_logits_;               // scratch for logprobs
+  size_t prompt_fed_ = 0;
+  int32_t generated_ = 0;
+  std::optional<int32_t> next_input_;
+};
+
+}  // namespace slotserve::engine

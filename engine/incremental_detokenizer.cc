@@ -1,0 +1,34 @@
+#include "engine/incremental_detokenizer.h"
+
+#include "base/utf8.h"
+
+namespace slotserve::engine {
+IncrementalDetokenizer::IncrementalDetokenizer(const Tokenizer* tokenizer)
+    : tokenizer_(tokenizer) {}
+
+void IncrementalDetokenizer::Prime(std::span<const int32_t> prompt_ids) {
+  for (int32_t id : prompt_ids) Push(id);
+}
+
+std::string IncrementalDetokenizer::Push(int32_t id) {
+  const std::string_view bytes = tokenizer_->TokenBytes(id, at_sequence_start_);
+  // As SentencePiece's decoder: the sequence start lasts until text appears or a piece's
+  // dummy-prefix space was dropped (a lone "▁" yields nothing but still ends it).
+  if (!bytes.empty() || tokenizer_->TokenBytes(id).size() != bytes.size()) {
+    at_sequence_start_ = false;
+  }
+  if (bytes.empty()) return {};
+  pending_.append(bytes);
+  return TakeCompleteCharacters(/*at_end=*/false);
+}
+
+std::string IncrementalDetokenizer::Flush() { return TakeCompleteCharacters(/*at_end=*/true); }
+
+std::string IncrementalDetokenizer::TakeCompleteCharacters(bool at_end) {
+  std::string out;
+  const size_t consumed = base::AppendCompleteUtf8(pending_, at_end, &out);
+  pending_.erase(0, consumed);
+  return out;
+}
+
+}  // namespace slotserve::engine

@@ -1,0 +1,125 @@
+#include "engine/request_validation.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/utf8.h"
+
+namespace slotserve::engine {
+namespace {
+
+absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
+
+std::string FormatFloat(float value) { return absl::StrFormat("%g", value); }
+
+absl::Status CheckTokenIds(const std::vector<int32_t>& ids, const char* field, int vocab_size) {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= vocab_size) {
+      return Invalid(absl::StrCat(field, "[", i, "] must be a token id in [0, ", vocab_size,
+                                  "), got ", ids[i]));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSampling(const SamplingOptions& s) {
+  if (!std::isfinite(s.temperature) || s.temperature < 0.0f) {
+    return Invalid("sampling.temperature must be >= 0 (0 = greedy), got " +
+                   FormatFloat(s.temperature));
+  }
+  if (s.top_k < 0) {
+    return Invalid(absl::StrCat("sampling.top_k must be >= 0 (0 = off), got ", s.top_k));
+  }
+  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) {
+    return Invalid("sampling.top_p must be in (0, 1] (1 = off), got " + FormatFloat(s.top_p));
+  }
+  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) {
+    return Invalid("sampling.min_p must be in [0, 1] (0 = off), got " + FormatFloat(s.min_p));
+  }
+  if (!std::isfinite(s.repetition_penalty) || s.repetition_penalty <= 0.0f) {
+    return Invalid("sampling.repetition_penalty must be > 0 (1 = off), got " +
+                   FormatFloat(s.repetition_penalty));
+  }
+  if (!(s.presence_penalty >= -2.0f && s.presence_penalty <= 2.0f)) {
+    return Invalid("sampling.presence_penalty must be in [-2, 2] (0 = off), got " +
+                   FormatFloat(s.presence_penalty));
+  }
+  if (!(s.frequency_penalty >= -2.0f && s.frequency_penalty <= 2.0f)) {
+    return Invalid("sampling.frequency_penalty must be in [-2, 2] (0 = off), got " +
+                   FormatFloat(s.frequency_penalty));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckStopping(const StoppingOptions& s, const RequestLimits& limits) {
+  if (s.max_new_tokens < 0 || s.max_new_tokens > limits.max_new_tokens_limit) {
+    return Invalid(absl::StrCat("stopping.max_new_tokens must be in [1, ",
+                                limits.max_new_tokens_limit, "] (0 = the default, ",
+                                limits.default_max_new_tokens, "), got ", s.max_new_tokens));
+  }
+  const int32_t max_new = EffectiveMaxNewTokens(s, limits);
+  if (s.min_new_tokens < 0 || s.min_new_tokens > max_new) {
+    return Invalid(absl::StrCat("stopping.min_new_tokens must be in [0, max_new_tokens = ", max_new,
+                                "], got ", s.min_new_tokens));
+  }
+  if (static_cast<int>(s.stop_sequences.size()) > limits.max_stop_sequences) {
+    return Invalid(absl::StrCat("stopping.stop_sequences may hold at most ",
+                                limits.max_stop_sequences, " sequences, got ",
+                                s.stop_sequences.size()));
+  }
+  for (size_t i = 0; i < s.stop_sequences.size(); ++i) {
+    const std::string& stop = s.stop_sequences[i];
+    if (stop.empty()) {
+      return Invalid(absl::StrCat("stopping.stop_sequences[", i, "] must not be empty"));
+    }
+    if (static_cast<int>(stop.size()) > limits.max_stop_sequence_bytes) {
+      return Invalid(absl::StrCat("stopping.stop_sequences[", i, "] must be at most ",
+                                  limits.max_stop_sequence_bytes, " bytes, got ", stop.size()));
+    }
+    if (!base::IsValidUtf8(stop)) {
+      return Invalid(absl::StrCat("stopping.stop_sequences[", i, "] must be valid UTF-8"));
+    }
+  }
+  if (!s.stop_sequences.empty() && !limits.has_tokenizer) {
+    return absl::FailedPreconditionError(
+        "stopping.stop_sequences need the model's tokenizer.model, which this server has not "
+        "loaded; use stopping.stop_token_ids instead");
+  }
+  return CheckTokenIds(s.stop_token_ids, "stopping.stop_token_ids", limits.vocab_size);
+}
+
+}  // namespace
+
+int32_t EffectiveMaxNewTokens(const StoppingOptions& stopping, const RequestLimits& limits) {
+  // Validation has bounded max_new_tokens by max_new_tokens_limit (an int32).
+  return stopping.max_new_tokens == 0 ? limits.default_max_new_tokens
+                                      : static_cast<int32_t>(stopping.max_new_tokens);
+}
+
+absl::Status ValidateGenerationRequest(const GenerationRequest& request,
+                                       const RequestLimits& limits) {
+  const size_t prompt_tokens = request.prompt_ids.size();
+  if (prompt_tokens == 0) return Invalid("prompt must hold at least one token, got none");
+  if (prompt_tokens > static_cast<size_t>(limits.max_prompt_tokens)) {
+    return Invalid(absl::StrCat("prompt must be at most ", limits.max_prompt_tokens,
+                                " tokens, got ", prompt_tokens));
+  }
+  if (static_cast<int64_t>(prompt_tokens) > limits.max_positions) {
+    return Invalid(absl::StrCat("prompt must be at most ", limits.max_positions,
+                                " tokens (the model's longest context), got ", prompt_tokens));
+  }
+  if (absl::Status s = CheckTokenIds(request.prompt_ids, "prompt_ids", limits.vocab_size);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckSampling(request.sampling); !s.ok()) return s;
+  if (absl::Status s = CheckStopping(request.stopping, limits); !s.ok()) return s;
+  if (request.logprobs.top_n < 0 || request.logprobs.top_n > limits.max_top_logprobs) {
+    return Invalid(absl::StrCat("logprobs.top_n must be in [0, ", limits.max_top_logprobs,
+                                "], got ", request.logprobs.top_n));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace slotserve::engine

@@ -1,0 +1,32 @@
+// The checks Scheduler::Submit runs before accepting a request. Each error is
+// INVALID_ARGUMENT (FAILED_PRECONDITION for stop sequences without a tokenizer) and names the
+// field as the wire API does ("sampling.top_p must be in (0, 1], got 0"), says what was
+// expected and what was given.
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "engine/generation_request.h"
+
+namespace slotserve::engine {
+
+struct RequestLimits {
+  int vocab_size = 0;
+  int64_t max_positions = 0;  // the model's longest sequence
+  int max_prompt_tokens = 0;
+  int default_max_new_tokens = 0;
+  int max_new_tokens_limit = 0;
+  int max_stop_sequences = 0;
+  int max_stop_sequence_bytes = 0;
+  int max_top_logprobs = 0;
+  bool has_tokenizer = false;
+};
+
+absl::Status ValidateGenerationRequest(const GenerationRequest& request,
+                                       const RequestLimits& limits);
+
+// max_new_tokens with 0 replaced by the default.
+int32_t EffectiveMaxNewTokens(const StoppingOptions& stopping, const RequestLimits& limits);
+
+}  // namespace slotserve::engine

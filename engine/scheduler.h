@@ -1,0 +1,108 @@
+// The serving engine (DESIGN §1, §4): one engine thread owns the model, the state arena and
+// the slot pool, and runs iteration-level continuous batching. Each step:
+//   1. takes in cancellations, drops requests whose deadline passed, admits queued requests
+//      while a slot is free (the slot is reset on admission);
+//   2. decodes one token for every request past its prompt (one LanguageModel::Step, or one
+//      StepAndSample when every row may be sampled on the device: device_sampling below);
+//   3. feeds prompt chunks (<= prefill_chunk tokens each) of admitted requests in admission
+//      order while the token budget (token_budget minus the decode batch) lasts; at least one
+//      chunk per step is always run so prompts never starve. A request whose prompt is fully
+//      absorbed samples its first token right away and decodes from the next step on.
+// Requests join and leave between steps. Idle, the thread sleeps on a condition variable.
+// Every public method is thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "models/language_model.h"
+#include "models/model_config.h"
+#include "engine/device_sampling.h"
+#include "engine/engine_observer.h"
+#include "engine/generation_events.h"
+#include "engine/generation_request.h"
+#include "engine/tokenizer.h"
+
+namespace slotserve::engine {
+
+struct SchedulerOptions {
+  int max_slots = 64;                // states in the arena = most requests running at once
+  int max_queued = 256;              // accepted but waiting for a slot; beyond: RESOURCE_EXHAUSTED
+  int token_budget = 512;            // tokens (decode + prefill) one step aims to stay within
+  int prefill_chunk = 256;           // most prompt tokens of one request fed in one model call
+  int default_max_new_tokens = 128;  // used when StoppingOptions::max_new_tokens is 0
+  int max_new_tokens_limit = 4096;   // larger max_new_tokens are refused
+  int max_prompt_tokens = 8192;      // longer prompts are refused
+  int max_stop_sequences = 16;
+  int max_stop_sequence_bytes = 256;
+  int max_top_logprobs = 20;
+  // Decode steps whose every row qualifies (ActiveRequest::DeviceSampling) sample on the
+  // model's device when this says so; other steps, and every prompt's first token, sample on
+  // the host. Both give the same tokens.
+  DeviceSampling device_sampling = DeviceSampling::kAuto;
+
+  // INVALID_ARGUMENT naming the first bad field ("max_slots must be > 0, got 0").
+  absl::Status Validate() const;
+};
+
+class Scheduler {
+ public:
+  // Allocates max_slots states from the model. `tokenizer` may be null (token-id requests
+  // only: stop sequences are then refused and chunks carry no text); when given it must
+  // outlive the scheduler and have no more pieces than the model's vocabulary. `observer`
+  // may be null; when given it must outlive the scheduler. The engine thread starts with
+  // Start().
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Create(
+      std::unique_ptr<models::LanguageModel> model, const Tokenizer* tokenizer,
+      const SchedulerOptions& options, EngineObserver* observer = nullptr);
+
+  // Stop()s.
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts the engine thread. Requests submitted before wait in the queue.
+  void Start();
+
+  // Validates and enqueues a request. Errors, returned at once (the sink is then never called):
+  //   INVALID_ARGUMENT    a bad field; the message names it, says what was expected and what
+  //                       was given ("sampling.temperature must be >= 0, got -1")
+  //   FAILED_PRECONDITION stop sequences without a tokenizer
+  //   DEADLINE_EXCEEDED   the deadline has already passed
+  //   RESOURCE_EXHAUSTED  max_queued requests are already waiting
+  //   UNAVAILABLE         draining or stopped
+  // On success the sink gets the request's events (generation_events.h) on the engine thread.
+  absl::StatusOr<RequestId> Submit(GenerationRequest request, std::shared_ptr<GenerationSink> sink);
+
+  // Ends a queued or running request with CANCELLED at the next step (its slot is returned
+  // then). Returns false when the id is unknown or the request has already finished.
+  bool Cancel(RequestId id);
+
+  // Refuses new requests (UNAVAILABLE) from now on; queued and running ones still finish.
+  void BeginDrain();
+  bool draining() const;
+  // Blocks until no request is queued or running, or until `deadline`. True when idle.
+  bool WaitIdle(absl::Time deadline);
+  // Refuses new requests, ends every queued and running one with UNAVAILABLE, joins the
+  // engine thread. Idempotent: a later (or concurrent) call returns at once.
+  void Stop();
+
+  SchedulerStats stats() const;
+  const SchedulerOptions& options() const;
+  // The model's description; immutable, safe from any thread.
+  const models::ModelConfig& model_config() const;
+  int64_t state_bytes_per_request() const;
+  kernels::Backend backend() const;
+  const Tokenizer* tokenizer() const;
+
+ private:
+  class Impl;
+  explicit Scheduler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace slotserve::engine

@@ -1,0 +1,70 @@
+"""Converts a PyTorch checkpoint into a slotserve model directory (DESIGN §2).
+
+The checkpoint is a torch.save of a dict with "config" (the config.json dict) and the model's
+state_dict under "state_dict" (or "model", as train.py writes it). Parameter names already are
+the safetensors names, so conversion only validates, rounds to --dtype and writes.
+
+  PYTHONPATH=python /usr/bin/python3 -m slotserve_ref.convert CHECKPOINT --out DIR \
+      [--dtype f32|f16|bf16] [--tokenizer tokenizer.model]
+"""
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+import torch
+
+from .config import ConfigError, ModelConfig
+from .model import LanguageModel
+from .model_dir import WEIGHT_DTYPES, ModelDirError, check_tensors, save_model_dir
+
+STATE_DICT_KEYS = ("state_dict", "model")
+
+
+def load_checkpoint(path: Path) -> LanguageModel:
+    """Builds the LanguageModel a checkpoint describes, refusing anything that is not exactly
+    the DESIGN §2 tensor set. It holds float64 weights (exact for F32/F16/BF16 and float64
+    checkpoints), so writing rounds each weight once, straight to the target dtype."""
+    checkpoint = torch.load(path, map_location="cpu")
+    if not isinstance(checkpoint, dict) or "config" not in checkpoint:
+        raise ModelDirError(f"{path}: expected a dict with keys 'config' and 'state_dict', got "
+                            f"{type(checkpoint).__name__}"
+                            f"{' with keys ' + ', '.join(map(str, checkpoint)) if isinstance(checkpoint, dict) else ''}")
+    key = next((k for k in STATE_DICT_KEYS if k in checkpoint), None)
+    if key is None:
+        raise ModelDirError(f"{path}: no 'state_dict' (or 'model') entry; keys are "
+                            f"{', '.join(map(str, checkpoint))}")
+    cfg = ModelConfig.from_dict(checkpoint["config"], source=f"{path}: config")
+    state_dict = checkpoint[key]
+    check_tensors(cfg, state_dict, f"{path}: {key}")
+    model = LanguageModel(cfg).double()
+    model.load_state_dict({name: t.double() for name, t in state_dict.items()}, strict=True)
+    return model
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description="Convert a checkpoint ({'config', 'state_dict'}) into a model directory.")
+    parser.add_argument("checkpoint", type=Path)
+    parser.add_argument("--out", type=Path, required=True, help="model directory to write")
+    parser.add_argument("--dtype", choices=sorted(WEIGHT_DTYPES), default="f32",
+                        help="weight dtype in model.safetensors (default f32)")
+    parser.add_argument("--tokenizer", type=Path, help="SentencePiece model copied to "
+                                                       "tokenizer.model")
+    args = parser.parse_args(argv)
+    try:
+        if args.tokenizer is not None and not args.tokenizer.is_file():
+            raise ModelDirError(f"--tokenizer {args.tokenizer}: no such file")
+        model = load_checkpoint(args.checkpoint)
+        save_model_dir(model, args.out, dtype=args.dtype, tokenizer=args.tokenizer)
+    except (ConfigError, ModelDirError, OSError) as e:
+        print(f"convert: {e}", file=sys.stderr)
+        return 1
+    print(f"convert: wrote {args.out} ({model.config.attention.kind}, "
+          f"{sum(p.numel() for p in model.parameters())} parameters, {args.dtype})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,9 +1,0 @@
-#include "server/engine/engine_observer.h"
-
-namespace slotserve::engine {
-
-std::string_view StepPhaseName(StepPhase phase) {
-  return phase == StepPhase::kPrefill ? "prefill" : "decode";
-}
-
-}  // namespace slotserve::engine

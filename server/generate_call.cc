@@ -1,0 +1,145 @@
+#include "server/generate_call.h"
+
+#include <utility>
+
+#include "server/response_building.h"
+#include "server/status_mapping.h"
+
+namespace slotserve::server {
+
+grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
+    GenerationGateway& gateway, grpc::CallbackServerContext* context,
+    const v1::GenerateRequest& request) {
+  auto call = std::make_shared<GenerateCall>(gateway);
+  call->self_ = call;
+  gateway.CallStarted();
+  absl::StatusOr<engine::RequestId> id =
+      gateway.Submit(request, context->deadline(), call, &call->request_id_);
+  Action action;
+  bool cancel_now = false;
+  {
+    absl::MutexLock lock(&call->mu_);
+    if (id.ok()) {
+      call->id_ = *id;
+      cancel_now = call->client_gone_;
+    } else {
+      call->engine_done_ = true;
+      call->final_status_ = ToGrpcStatus(id.status());
+    }
+    action = call->NextActionLocked();
+  }
+  if (cancel_now) gateway.Cancel(*id);
+  call->Perform(action);
+  return call.get();
+}
+
+void GenerateCall::OnTokens(const engine::TokenChunk& chunk) {
+  Action action;
+  {
+    absl::MutexLock lock(&mu_);
+    if (client_gone_) return;
+    AppendChunk(chunk, pending_tokens_.mutable_tokens());
+    has_pending_tokens_ = true;
+    action = NextActionLocked();
+  }
+  Perform(action);
+}
+
+void GenerateCall::OnFinished(const engine::Finished& finished) {
+  Action action;
+  {
+    absl::MutexLock lock(&mu_);
+    finished_message_.emplace();
+    FillFinished(finished, request_id_, finished_message_->mutable_finished());
+    final_status_ = ToGrpcStatus(finished.status);
+    engine_done_ = true;
+    action = NextActionLocked();
+  }
+  Perform(action);
+}
+
+void GenerateCall::OnWriteDone(bool ok) {
+  Action action;
+  bool cancel = false;
+  {
+    absl::MutexLock lock(&mu_);
+    writing_ = false;
+    if (!ok && !client_gone_) {
+      // The stream broke (the client went away): stop generating for it.
+      client_gone_ = true;
+      cancel = !engine_done_;
+    }
+    action = NextActionLocked();
+  }
+  if (cancel) CancelInEngine();
+  Perform(action);
+}
+
+void GenerateCall::OnCancel() {
+  Action action;
+  bool cancel;
+  {
+    absl::MutexLock lock(&mu_);
+    client_gone_ = true;
+    cancel = !engine_done_;
+    action = NextActionLocked();
+  }
+  if (cancel) CancelInEngine();
+  Perform(action);
+}
+
+void GenerateCall::OnDone() {
+  // The engine may still hold a reference until its OnFinished returns.
+  gateway_.CallDone();
+  std::shared_ptr<GenerateCall> release = std::move(self_);
+}
+
+void GenerateCall::CancelInEngine() {
+  std::optional<engine::RequestId> id;
+  {
+    absl::MutexLock lock(&mu_);
+    id = id_;  // unset while Start is still submitting; Start cancels then
+  }
+  if (id.has_value()) gateway_.Cancel(*id);
+}
+
+GenerateCall::Action GenerateCall::NextActionLocked() {
+  if (writing_ || finish_called_) return Action::kNone;
+  if (!client_gone_ && has_pending_tokens_) {
+    in_flight_ = std::move(pending_tokens_);
+    pending_tokens_.Clear();
+    has_pending_tokens_ = false;
+    writing_ = true;
+    return Action::kWrite;
+  }
+  if (!engine_done_) return Action::kNone;
+  if (!client_gone_ && finished_message_.has_value() && !finished_written_) {
+    in_flight_ = *finished_message_;
+    finished_written_ = true;
+    writing_ = true;
+    return Action::kWrite;
+  }
+  finish_called_ = true;
+  return Action::kFinish;
+}
+
+void GenerateCall::Perform(Action action) {
+  switch (action) {
+    case Action::kNone:
+      return;
+    case Action::kWrite:
+      StartWrite(&in_flight_);
+      return;
+    case Action::kFinish: {
+      grpc::Status status;
+      {
+        absl::MutexLock lock(&mu_);
+        status = final_status_;
+      }
+      Finish(status);
+      return;
+    }
+  }
+}
+
+}  // namespace slotserve::server

@@ -1,0 +1,73 @@
+// One Generate call (server streaming, gRPC callback API). The engine thread pushes token
+// chunks into the call's queue; the reactor writes them one message at a time. Chunks that
+// arrive while a write is in flight are merged into the next message, so a slow client costs
+// one pending message, never a growing queue, and the engine never waits for the network.
+// Cancellation or disconnect cancels the engine request, which returns its slot at the next
+// step; the call finishes only after the engine's Finished, so the engine never outlives the
+// reactor's interest in it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "engine/generation_events.h"
+#include "engine/generation_request.h"
+#include "server/generation_gateway.h"
+#include "slotserve/v1/slotserve.pb.h"
+
+namespace slotserve::server {
+
+class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>,
+                           public engine::GenerationSink {
+ public:
+  // Submits the request and returns the reactor gRPC drives (it lives until OnDone and while
+  // the engine still holds the sink). A refused request finishes at once with the mapped
+  // status.
+  static grpc::ServerWriteReactor<v1::GenerateResponse>* Start(GenerationGateway& gateway,
+                                                               grpc::CallbackServerContext* context,
+                                                               const v1::GenerateRequest& request);
+
+  explicit GenerateCall(GenerationGateway& gateway) : gateway_(gateway) {}
+
+  // engine::GenerationSink (engine thread).
+  void OnTokens(const engine::TokenChunk& chunk) override;
+  void OnFinished(const engine::Finished& finished) override;
+
+  // grpc::ServerWriteReactor (gRPC threads).
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  enum class Action { kNone, kWrite, kFinish };
+
+  // Picks the next thing to send and marks it started; the caller performs it after unlocking
+  // (gRPC may run reactions inline, which must not find the mutex held).
+  Action NextActionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Perform(Action action);
+  void CancelInEngine();
+
+  GenerationGateway& gateway_;
+  std::shared_ptr<GenerateCall> self_;  // gRPC's reference, dropped in OnDone
+  std::string request_id_;
+
+  absl::Mutex mu_;
+  std::optional<engine::RequestId> id_ ABSL_GUARDED_BY(mu_);
+  bool client_gone_ ABSL_GUARDED_BY(mu_) = false;  // cancelled, disconnected or a write failed
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
+  bool engine_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_written_ ABSL_GUARDED_BY(mu_) = false;
+  bool has_pending_tokens_ ABSL_GUARDED_BY(mu_) = false;
+  v1::GenerateResponse pending_tokens_ ABSL_GUARDED_BY(mu_);
+  std::optional<v1::GenerateResponse> finished_message_ ABSL_GUARDED_BY(mu_);
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
+  // Owned by the write in flight; only touched when no write is in flight.
+  v1::GenerateResponse in_flight_;
+};
+
+}  // namespace slotserve::server

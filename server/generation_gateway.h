@@ -1,0 +1,58 @@
+// What a Generate or Complete call needs from the server: the wire request parsed and
+// submitted to the scheduler, cancellation, and refusals counted in the metrics.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/generation_events.h"
+#include "engine/scheduler.h"
+#include "server/server_metrics.h"
+#include "slotserve/v1/slotserve.pb.h"
+
+namespace slotserve::server {
+
+class GenerationGateway {
+ public:
+  // `metrics` may be null. Both must outlive the gateway.
+  GenerationGateway(engine::Scheduler& scheduler, ServerMetrics* metrics);
+
+  // Parses `request` and submits it; the sink then gets the request's events on the engine
+  // thread. On error nothing was submitted and the sink is never called. `request_id` receives
+  // the client's id, or one made up when the client sent none.
+  absl::StatusOr<engine::RequestId> Submit(const v1::GenerateRequest& request,
+                                           std::chrono::system_clock::time_point deadline,
+                                           std::shared_ptr<engine::GenerationSink> sink,
+                                           std::string* request_id);
+
+  void Cancel(engine::RequestId id) { scheduler_.Cancel(id); }
+
+  engine::Scheduler& scheduler() { return scheduler_; }
+
+  // Generate/Complete calls whose reactor gRPC has not yet released (OnDone): a call counts
+  // from CallStarted to CallDone.
+  void CallStarted();
+  void CallDone();
+  // Blocks until no call is left or `deadline` passes; true when none is left. Used at
+  // shutdown, so that gRPC is stopped only once every stream delivered its last message.
+  bool WaitForCallsDone(absl::Time deadline);
+
+ private:
+  engine::Scheduler& scheduler_;
+  ServerMetrics* metrics_;
+  std::atomic<uint64_t> next_request_number_{1};
+  absl::Mutex calls_mu_;
+  int calls_in_flight_ ABSL_GUARDED_BY(calls_mu_) = 0;
+};
+
+// gRPC's "no deadline" (time_point::max) becomes absl::InfiniteFuture.
+absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline);
+
+}  // namespace slotserve::server

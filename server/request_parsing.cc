@@ -1,0 +1,122 @@
+#include "server/request_parsing.h"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "base/utf8.h"
+
+namespace slotserve::server {
+namespace {
+
+// Prompt text and stop sequences are proto `bytes`, so nothing checked them on the way in.
+absl::Status CheckUtf8(const std::string& text, absl::string_view field) {
+  if (base::IsValidUtf8(text)) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, " must be valid UTF-8, got bytes that are not"));
+}
+
+engine::SamplingOptions ParseSampling(const v1::SamplingParams& proto) {
+  engine::SamplingOptions options;
+  if (proto.has_temperature()) options.temperature = proto.temperature();
+  options.top_k = proto.top_k();
+  if (proto.has_top_p()) options.top_p = proto.top_p();
+  options.min_p = proto.min_p();
+  if (proto.has_repetition_penalty()) options.repetition_penalty = proto.repetition_penalty();
+  options.presence_penalty = proto.presence_penalty();
+  options.frequency_penalty = proto.frequency_penalty();
+  if (proto.has_seed()) options.seed = proto.seed();
+  return options;
+}
+
+absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& proto) {
+  engine::StoppingOptions options;
+  if (proto.has_max_new_tokens()) {
+    if (proto.max_new_tokens() == 0) {
+      return absl::InvalidArgumentError(
+          "stopping.max_new_tokens must be > 0 when set (leave it unset for the server's "
+          "default), got 0");
+    }
+    options.max_new_tokens = proto.max_new_tokens();  // int64: every uint32 fits as sent
+  }
+  options.min_new_tokens = proto.min_new_tokens();
+  for (int i = 0; i < proto.stop_sequences_size(); ++i) {
+    const std::string& stop = proto.stop_sequences(i);
+    absl::Status utf8 = CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]"));
+    if (!utf8.ok()) return utf8;
+    options.stop_sequences.push_back(stop);
+  }
+  options.stop_token_ids.assign(proto.stop_token_ids().begin(), proto.stop_token_ids().end());
+  options.ignore_eos = proto.ignore_eos();
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
+                                                const engine::Tokenizer* tokenizer, int bos_id) {
+  absl::Status utf8 = CheckUtf8(text, field);
+  if (!utf8.ok()) return utf8;
+  if (tokenizer == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        field, ": this model directory has no tokenizer.model; send token_ids instead"));
+  }
+  absl::StatusOr<std::vector<int32_t>> pieces = tokenizer->Encode(text);
+  if (!pieces.ok()) {
+    return absl::Status(pieces.status().code(),
+                        absl::StrCat(field, ": ", pieces.status().message()));
+  }
+  std::vector<int32_t> ids;
+  ids.reserve(pieces->size() + 1);
+  if (bos_id >= 0) ids.push_back(bos_id);
+  ids.insert(ids.end(), pieces->begin(), pieces->end());
+  return ids;
+}
+
+absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
+                                                               const engine::Tokenizer* tokenizer,
+                                                               int bos_id, int vocab_size,
+                                                               absl::Time deadline) {
+  engine::GenerationRequest parsed;
+  parsed.request_id = request.request_id();
+  switch (request.prompt_case()) {
+    case v1::GenerateRequest::kText: {
+      if (request.text().empty()) {
+        return absl::InvalidArgumentError("text must not be empty");
+      }
+      absl::StatusOr<std::vector<int32_t>> ids =
+          EncodeText(request.text(), "text", tokenizer, bos_id);
+      if (!ids.ok()) return ids.status();
+      parsed.prompt_ids = *std::move(ids);
+      break;
+    }
+    case v1::GenerateRequest::kTokenIds:
+      if (request.token_ids().ids().empty()) {
+        return absl::InvalidArgumentError("token_ids.ids must not be empty");
+      }
+      for (int i = 0; i < request.token_ids().ids_size(); ++i) {
+        const int32_t id = request.token_ids().ids(i);
+        // The engine checks this too, but names its own field (prompt_ids).
+        if (id < 0 || id >= vocab_size) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "token_ids.ids[", i, "] must be a token id in [0, ", vocab_size, "), got ", id));
+        }
+        parsed.prompt_ids.push_back(id);
+      }
+      break;
+    case v1::GenerateRequest::PROMPT_NOT_SET:
+      return absl::InvalidArgumentError(
+          "prompt must be set: give either text or token_ids, got neither");
+  }
+  parsed.sampling = ParseSampling(request.sampling());
+  absl::StatusOr<engine::StoppingOptions> stopping = ParseStopping(request.stopping());
+  if (!stopping.ok()) return stopping.status();
+  parsed.stopping = *std::move(stopping);
+  parsed.logprobs.enabled = request.logprobs().enabled();
+  parsed.logprobs.top_n = request.logprobs().top_n();
+  parsed.deadline = deadline;
+  return parsed;
+}
+
+}  // namespace slotserve::server

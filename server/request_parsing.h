@@ -1,0 +1,33 @@
+// The edge between the wire and the engine: a slotserve.v1.GenerateRequest becomes an
+// engine::GenerationRequest here (DESIGN §1). Only what the proto shape itself decides is
+// checked here (a prompt is present, text is UTF-8 and not empty); every numeric limit is the
+// engine's (Scheduler::Submit), so the two never disagree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "engine/generation_request.h"
+#include "engine/tokenizer.h"
+#include "slotserve/v1/slotserve.pb.h"
+
+namespace slotserve::server {
+
+// `tokenizer` may be null (then text prompts are refused with FAILED_PRECONDITION). `bos_id`
+// (< 0: none) is prepended to text prompts; token ids must be in [0, vocab_size). Errors are
+// INVALID_ARGUMENT naming the proto field ("text must not be empty").
+absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
+                                                               const engine::Tokenizer* tokenizer,
+                                                               int bos_id, int vocab_size,
+                                                               absl::Time deadline);
+
+// Text -> ids for Tokenize and text prompts: UTF-8 checked, named `field`, BOS prepended when
+// `bos_id` >= 0.
+absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
+                                                const engine::Tokenizer* tokenizer, int bos_id);
+
+}  // namespace slotserve::server

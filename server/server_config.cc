@@ -1,0 +1,201 @@
+#include "server/server_config.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <string_view>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "server/state_memory_budget.h"
+
+// The bundled default models, in order of preference (set by CMake): the trained demo model
+// once it is committed (issue 5), else the random-weight one scripts/make-default-model.sh
+// writes into the build tree.
+#ifndef SLOTSERVE_TRAINED_MODEL_DIR
+#define SLOTSERVE_TRAINED_MODEL_DIR "models/trained/kjv-abc-m32"
+#endif
+#ifndef SLOTSERVE_DEFAULT_MODEL_DIR
+#define SLOTSERVE_DEFAULT_MODEL_DIR "build/default-model"
+#endif
+
+ABSL_FLAG(std::string, model, "",
+          "Model directory (config.json, model.safetensors, tokenizer.model); "
+          "default: " SLOTSERVE_TRAINED_MODEL_DIR
+          " when it exists, else " SLOTSERVE_DEFAULT_MODEL_DIR
+          " (written by scripts/make-default-model.sh)");
+ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
+          "gRPC address to listen on (port 0 picks a free port; the startup line shows it)");
+ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
+          "Address of the Prometheus metrics HTTP endpoint (/metrics); port 0 picks one");
+ABSL_FLAG(std::string, backend, "auto",
+          "auto, cpu, cuda or reference; auto = cuda when a CUDA device is usable, else cpu");
+ABSL_FLAG(int, max_slots, 64,
+          "State slots in the pool = most requests running at once (with --state-memory: an "
+          "upper bound on the slots it derives)");
+ABSL_FLAG(std::string, state_memory, "",
+          "Memory for the state pool, e.g. 16GiB or 512MiB; the pool gets as many slots as fit "
+          "(state bytes per request depend on the model; one state is the padding slot). "
+          "Replaces the --max-slots default of 64");
+ABSL_FLAG(int, max_queued, 256,
+          "Requests that may wait for a slot; beyond it new requests get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, token_budget, 512, "Tokens (decode + prefill) one engine step aims to stay within");
+ABSL_FLAG(int, prefill_chunk, 256, "Most prompt tokens of one request fed in one model call");
+ABSL_FLAG(std::string, device_sampling, "auto",
+          "auto, on or off: sample decode tokens on the model's device so only token ids cross "
+          "to the host (rows with penalties or logprobs always use the host); auto = on for "
+          "cuda only");
+ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
+ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
+          "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
+ABSL_FLAG(int, max_new_tokens_limit, 4096, "Largest max_new_tokens a request may ask for");
+ABSL_FLAG(int, default_max_new_tokens, 128, "max_new_tokens of requests that set none");
+ABSL_FLAG(int, max_prompt_tokens, 8192, "Longest prompt accepted, in tokens");
+
+namespace slotserve::server {
+namespace {
+
+absl::StatusOr<kernels::Backend> ParseBackend(const std::string& name) {
+  if (name == "cpu") return kernels::Backend::kCpu;
+  if (name == "reference") return kernels::Backend::kReference;
+  if (name == "cuda" || name == "auto") {
+    if (kernels::CudaDeviceAvailable()) return kernels::Backend::kCuda;
+    if (name == "auto") return kernels::Backend::kCpu;
+    return absl::InvalidArgumentError(kernels::CudaCompiledIn()
+                                          ? "--backend=cuda: no usable CUDA device found"
+                                          : "--backend=cuda: this build has no CUDA backend (built "
+                                            "with SLOTSERVE_WITH_CUDA=OFF)");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--backend must be auto, cpu, cuda or reference, got \"", name, "\""));
+}
+
+absl::StatusOr<std::string> BundledModelDir() {
+  for (const char* candidate : {SLOTSERVE_TRAINED_MODEL_DIR, SLOTSERVE_DEFAULT_MODEL_DIR}) {
+    if (std::filesystem::exists(std::filesystem::path(candidate) / "config.json")) {
+      return std::string(candidate);
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no --model given and no bundled default model: looked for config.json in ",
+                   SLOTSERVE_TRAINED_MODEL_DIR, " and ", SLOTSERVE_DEFAULT_MODEL_DIR,
+                   "; run scripts/make-default-model.sh or pass --model DIR"));
+}
+
+// Whether argv (after NormalizeFlagSpelling) sets flag `name`: this absl's CommandLineFlag
+// keeps IsSpecifiedOnCommandLine() private.
+bool FlagGiven(const std::vector<char*>& normalized, absl::string_view name) {
+  for (const char* arg : normalized) {
+    if (arg == nullptr) break;
+    const absl::string_view view(arg);
+    if (view == "--") break;
+    const absl::string_view flag = absl::StripPrefix(absl::StripPrefix(view, "-"), "-");
+    if (flag == name || absl::StartsWith(flag, absl::StrCat(name, "="))) return true;
+  }
+  return false;
+}
+
+bool IsServerFlagFile(absl::string_view file) {
+  return absl::StrContains(file, "server_config.cc");
+}
+
+}  // namespace
+
+std::vector<char*> NormalizeFlagSpelling(int argc, char** argv, std::vector<std::string>& storage) {
+  storage.assign(argv, argv + argc);
+  for (int i = 1; i < argc; ++i) {
+    std::string& arg = storage[i];
+    if (arg == "--") break;
+    if (arg.size() < 2 || arg[0] != '-') continue;
+    const size_t name_end = std::min(arg.find('='), arg.size());
+    const size_t name_begin = arg.find_first_not_of('-');
+    if (name_begin == std::string::npos) continue;
+    std::replace(arg.begin() + name_begin, arg.begin() + name_end, '-', '_');
+  }
+  std::vector<char*> normalized;
+  for (std::string& arg : storage) normalized.push_back(arg.data());
+  normalized.push_back(nullptr);
+  return normalized;
+}
+
+absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = IsServerFlagFile;
+  usage.contains_helpshort_flags = IsServerFlagFile;
+  absl::SetFlagsUsageConfig(usage);
+  absl::SetProgramUsageMessage(
+      "slotserve-server [--model DIR] [--listen ADDR] [--metrics-listen ADDR] [flags]\n"
+      "Serves a slotserve model over gRPC (slotserve.v1) with continuous batching.\n"
+      "Flags may be written --max-slots or --max_slots.");
+  std::vector<std::string> storage;
+  std::vector<char*> normalized = NormalizeFlagSpelling(argc, argv, storage);
+  std::vector<char*> positional = absl::ParseCommandLine(argc, normalized.data());
+  if (positional.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat("unexpected argument \"", positional[1],
+                                                   "\"; every setting is a --flag (see --help)"));
+  }
+
+  ServerConfig config;
+  config.model_dir = absl::GetFlag(FLAGS_model);
+  if (config.model_dir.empty()) {
+    absl::StatusOr<std::string> bundled = BundledModelDir();
+    if (!bundled.ok()) return bundled.status();
+    config.model_dir = *bundled;
+  }
+  config.listen_address = absl::GetFlag(FLAGS_listen);
+  config.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  absl::StatusOr<kernels::Backend> backend = ParseBackend(absl::GetFlag(FLAGS_backend));
+  if (!backend.ok()) return backend.status();
+  config.backend = *backend;
+  config.threads = absl::GetFlag(FLAGS_threads);
+  if (config.threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads must be >= 0 (0 = OpenBLAS's default), got ", config.threads));
+  }
+  config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
+  if (config.drain_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("--drain-timeout must be >= 0, got ",
+                                                   absl::FormatDuration(config.drain_timeout)));
+  }
+  if (config.listen_address.empty() || config.metrics_address.empty()) {
+    return absl::InvalidArgumentError("--listen and --metrics-listen must be host:port addresses");
+  }
+  engine::SchedulerOptions& scheduler = config.scheduler;
+  scheduler.max_slots = absl::GetFlag(FLAGS_max_slots);
+  config.max_slots_given = FlagGiven(normalized, "max_slots");
+  if (const std::string budget = absl::GetFlag(FLAGS_state_memory); !budget.empty()) {
+    absl::StatusOr<int64_t> bytes = ParseByteSize(budget);
+    if (!bytes.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--state-memory: ", bytes.status().message()));
+    }
+    config.state_memory_bytes = *bytes;
+  }
+  absl::StatusOr<engine::DeviceSampling> device_sampling =
+      engine::ParseDeviceSampling(absl::GetFlag(FLAGS_device_sampling));
+  if (!device_sampling.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--device-sampling ", device_sampling.status().message()));
+  }
+  scheduler.device_sampling = *device_sampling;
+  scheduler.max_queued = absl::GetFlag(FLAGS_max_queued);
+  scheduler.token_budget = absl::GetFlag(FLAGS_token_budget);
+  scheduler.prefill_chunk = absl::GetFlag(FLAGS_prefill_chunk);
+  scheduler.max_new_tokens_limit = absl::GetFlag(FLAGS_max_new_tokens_limit);
+  scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
+  scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
+  if (absl::Status valid = scheduler.Validate(); !valid.ok()) {
+    // The scheduler names its own fields ("max_slots must be > 0"); name the flag instead.
+    std::string message(valid.message());
+    const size_t name_end = message.find(' ');
+    std::replace(message.begin(), message.begin() + std::min(name_end, message.size()), '_', '-');
+    return absl::InvalidArgumentError(absl::StrCat("--", message));
+  }
+  return config;
+}
+
+}  // namespace slotserve::server

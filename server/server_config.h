@@ -1,0 +1,39 @@
+// slotserve-server's command line: absl flags, read and checked into one ServerConfig.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "kernels/backend.h"
+#include "engine/scheduler.h"
+
+namespace slotserve::server {
+
+struct ServerConfig {
+  std::string model_dir;
+  std::string listen_address;
+  std::string metrics_address;
+  kernels::Backend backend = kernels::Backend::kCpu;
+  int threads = 0;  // OpenBLAS threads; 0 = OpenBLAS's own default
+  absl::Duration drain_timeout;
+  engine::SchedulerOptions scheduler;
+  // --state-memory: the pool's slot count is derived from it once the model's state size is
+  // known (SlotsForStateMemory), capped by --max-slots only when that was given too.
+  std::optional<int64_t> state_memory_bytes;
+  bool max_slots_given = false;
+};
+
+// absl flag names are identifiers (max_slots); the documented spelling is --max-slots. Returns
+// argv with the flag names' hyphens turned into underscores (values and everything after a
+// bare "--" untouched), for absl::ParseCommandLine.
+std::vector<char*> NormalizeFlagSpelling(int argc, char** argv, std::vector<std::string>& storage);
+
+// Parses the command line (exits with a one-line error on an unknown flag or a malformed
+// value, as absl does) and checks the values: INVALID_ARGUMENT naming the flag otherwise.
+absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv);
+
+}  // namespace slotserve::server

@@ -1,0 +1,223 @@
+#include "server/server_lifecycle.h"
+
+#include <signal.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "base/compute_threads.h"
+#include "models/language_model.h"
+#include "engine/scheduler.h"
+#include "engine/tokenizer.h"
+#include "server/metrics_endpoint.h"
+#include "server/reflection_v1_service.h"
+#include "server/server_metrics.h"
+#include "server/slotserve_service.h"
+#include "server/state_memory_budget.h"
+
+#ifndef SLOTSERVE_VERSION
+#define SLOTSERVE_VERSION "unknown"
+#endif
+
+namespace slotserve::server {
+namespace {
+
+sigset_t ShutdownSignals() {
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  return signals;
+}
+
+int WaitForShutdownSignal() {
+  sigset_t signals = ShutdownSignals();
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  return signal_number;
+}
+
+std::string ModelName(const std::filesystem::path& dir) {
+  std::filesystem::path normalized = dir.lexically_normal();
+  if (normalized.filename().empty()) normalized = normalized.parent_path();
+  return normalized.filename().string();
+}
+
+// "abc, 32 slots"
+std::string DescribeAttention(const models::AttentionConfig& attention) {
+  const char* kind = models::AttentionKindName(attention.kind);
+  switch (attention.kind) {
+    case models::AttentionKind::kAbc:
+      return absl::StrCat(kind, ", ", attention.slots, " slots");
+    case models::AttentionKind::kRfa:
+      return absl::StrCat(kind, ", ", attention.features, " random features");
+    case models::AttentionKind::kLuna:
+      return absl::StrCat(kind, ", projected length ", attention.length);
+    case models::AttentionKind::kSoftmax:
+      return absl::StrCat(kind, ", KV cache up to ", attention.max_context, " tokens");
+  }
+  return kind;
+}
+
+// "host:port" with the port the listener actually got (port 0 asks for a free one).
+std::string WithPort(const std::string& address, int port) {
+  const size_t colon = address.rfind(':');
+  return absl::StrCat(address.substr(0, colon == std::string::npos ? address.size() : colon), ":",
+                      port);
+}
+
+// Tokenizer of the model directory; null (with a warning) when the directory has none, so
+// token-id requests still work.
+absl::StatusOr<std::unique_ptr<engine::Tokenizer>> LoadTokenizerIfPresent(
+    const std::filesystem::path& model_dir) {
+  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> loaded =
+      engine::Tokenizer::LoadFromModelDir(model_dir);
+  if (absl::IsNotFound(loaded.status())) {
+    std::fprintf(stderr, "slotserve-server: warning: %s\n",
+                 std::string(loaded.status().message()).c_str());
+    return nullptr;
+  }
+  return loaded;
+}
+
+// gRPC serving `service`, the standard health service and server reflection (v1alpha from
+// gRPC, v1 from us). *port gets the port actually bound.
+absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string& address,
+                                                              grpc::Service* service, int* port) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.SetOption(ReflectionV1Option());
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+  builder.RegisterService(service);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  if (server == nullptr || *port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--listen=", address, ": cannot listen there (address in use or invalid?)"));
+  }
+  // Health checks may name the server ("") or the API's service; both answer, and
+  // SetServingStatus(false) on drain flips every registered name at once.
+  server->GetHealthCheckService()->SetServingStatus(v1::SlotServe::service_full_name(), true);
+  return server;
+}
+
+// DESIGN §4 shutdown: NOT_SERVING, refuse new requests, let running ones finish within
+// `drain_timeout`, cut off the rest, then stop gRPC once every call has delivered its end.
+void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Scheduler& scheduler,
+                  SlotServeService& service, grpc::Server& grpc_server) {
+  const engine::SchedulerStats at_signal = scheduler.stats();
+  std::fprintf(stderr,
+               "slotserve-server: %s: draining (%d running, %d queued, up to %s), refusing new "
+               "requests\n",
+               sigabbrev_np(signal_number), at_signal.running, at_signal.queued,
+               absl::FormatDuration(drain_timeout).c_str());
+  std::fflush(stderr);
+  grpc_server.GetHealthCheckService()->SetServingStatus(false);
+  scheduler.BeginDrain();
+  const bool drained = scheduler.WaitIdle(absl::Now() + drain_timeout);
+  const engine::SchedulerStats at_stop = scheduler.stats();
+  // Ends whatever is left with UNAVAILABLE, so every call can finish before gRPC shuts down.
+  scheduler.Stop();
+  // Every call now finishes as soon as its last messages are written. Shutdown's deadline
+  // would otherwise be waited out in full while any client keeps an idle connection open.
+  service.WaitForCallsDone(absl::Now() + absl::Seconds(5));
+  grpc_server.Shutdown(std::chrono::system_clock::now());
+  if (drained) {
+    std::fprintf(stderr, "slotserve-server: drained, exiting\n");
+  } else {
+    std::fprintf(stderr,
+                 "slotserve-server: drain timeout: cut off %d running and %d queued requests, "
+                 "exiting\n",
+                 at_stop.running, at_stop.queued);
+  }
+}
+
+}  // namespace
+
+void BlockShutdownSignals() {
+  sigset_t signals = ShutdownSignals();
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+
+absl::Status RunServer(const ServerConfig& config) {
+  const std::filesystem::path model_dir(config.model_dir);
+  if (!std::filesystem::is_directory(model_dir)) {
+    return absl::NotFoundError(absl::StrCat(
+        "--model=", config.model_dir,
+        ": not a directory (expected config.json, model.safetensors and tokenizer.model; "
+        "scripts/make-default-model.sh builds the default one)"));
+  }
+  base::SetComputeThreads(config.threads);
+
+  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = LoadTokenizerIfPresent(model_dir);
+  if (!tokenizer.ok()) return tokenizer.status();
+  absl::StatusOr<std::unique_ptr<models::LanguageModel>> model =
+      models::LanguageModel::Load(model_dir, config.backend);
+  if (!model.ok()) return model.status();
+  const models::ModelConfig model_config = (*model)->config();
+  const int64_t state_bytes = (*model)->state_bytes_per_request();
+  const std::string model_name = ModelName(model_dir);
+  engine::SchedulerOptions scheduler_options = config.scheduler;
+  std::string pool_origin = config.max_slots_given ? "--max-slots" : "default --max-slots";
+  if (config.state_memory_bytes.has_value()) {
+    absl::StatusOr<int> slots = SlotsForStateMemory(
+        *config.state_memory_bytes, state_bytes,
+        config.max_slots_given ? std::optional<int>(config.scheduler.max_slots) : std::nullopt);
+    if (!slots.ok()) return slots.status();
+    scheduler_options.max_slots = *slots;
+    pool_origin = absl::StrCat("--state-memory=", FormatByteSize(*config.state_memory_bytes),
+                               config.max_slots_given ? ", capped by --max-slots" : "");
+  }
+
+  ServerMetrics metrics(BuildInfo{SLOTSERVE_VERSION, model_name,
+                                  models::AttentionKindName(model_config.attention.kind),
+                                  kernels::BackendName(config.backend)},
+                        scheduler_options.max_slots, state_bytes);
+  absl::StatusOr<std::unique_ptr<engine::Scheduler>> scheduler =
+      engine::Scheduler::Create(*std::move(model), tokenizer->get(), scheduler_options, &metrics);
+  if (!scheduler.ok()) return scheduler.status();
+
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics_endpoint =
+      MetricsEndpoint::Start(config.metrics_address, metrics.registry());
+  if (!metrics_endpoint.ok()) return metrics_endpoint.status();
+
+  SlotServeService service(**scheduler, &metrics, model_name);
+  int grpc_port = 0;
+  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
+      StartGrpcServer(config.listen_address, &service, &grpc_port);
+  if (!grpc_server.ok()) return grpc_server.status();
+  (*scheduler)->Start();
+
+  const int metrics_port = (*metrics_endpoint)->port();
+  std::fprintf(
+      stderr,
+      "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
+      "request, %d state slots (%.1f MiB, from %s), device sampling %s, listening on "
+      "%s, metrics on http://%s/metrics\n",
+      model_name.c_str(), config.model_dir.c_str(),
+      DescribeAttention(model_config.attention).c_str(), kernels::BackendName(config.backend),
+      static_cast<long long>(state_bytes), scheduler_options.max_slots,
+      static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
+      pool_origin.c_str(),
+      engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",
+      WithPort(config.listen_address, grpc_port).c_str(),
+      WithPort(config.metrics_address, metrics_port).c_str());
+  std::fflush(stderr);
+
+  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, **scheduler, service, **grpc_server);
+  return absl::OkStatus();
+}
+
+}  // namespace slotserve::server

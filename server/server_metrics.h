@@ -1,0 +1,72 @@
+// The Prometheus metrics of DESIGN §6, fed by the engine through EngineObserver (engine
+// thread) and by the service for requests refused before the engine accepted them (gRPC
+// threads). Every family has at least one series from start-up, so a scrape always shows it.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+#include "engine/engine_observer.h"
+
+namespace slotserve::server {
+
+// What the slotserve_build_info series is labelled with.
+struct BuildInfo {
+  std::string version;
+  std::string model;
+  std::string attention_kind;
+  std::string backend;
+};
+
+class ServerMetrics final : public engine::EngineObserver {
+ public:
+  ServerMetrics(const BuildInfo& build_info, int slots_total, int64_t state_bytes_per_request);
+
+  std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
+
+  // A request the service or Scheduler::Submit refused: requests_total{outcome=<code name>}
+  // ("invalid_argument", "resource_exhausted", "unavailable", ...).
+  void OnRequestRefused(absl::StatusCode code);
+
+  // engine::EngineObserver (engine thread).
+  void OnRequestAdmitted(absl::Duration queue_time) override;
+  void OnFirstToken(absl::Duration time_to_first_token) override;
+  void OnInterTokenLatency(absl::Duration latency) override;
+  void OnRequestFinished(const engine::Finished& finished) override;
+  // Decode steps record their batch size (requests); prefill chunks are not batches.
+  void OnStep(engine::StepPhase phase, int batch_size, absl::Duration duration) override;
+  void OnStats(const engine::SchedulerStats& stats) override;
+
+ private:
+  prometheus::Counter& RequestsWithOutcome(std::string_view outcome);
+
+  std::shared_ptr<prometheus::Registry> registry_;
+  prometheus::Family<prometheus::Counter>& requests_total_;
+  prometheus::Counter& prompt_tokens_total_;
+  prometheus::Counter& generated_tokens_total_;
+  prometheus::Histogram& queue_time_seconds_;
+  prometheus::Histogram& time_to_first_token_seconds_;
+  prometheus::Histogram& inter_token_latency_seconds_;
+  prometheus::Histogram& request_duration_seconds_;
+  prometheus::Histogram& batch_size_;
+  prometheus::Family<prometheus::Histogram>& step_duration_seconds_;
+  prometheus::Histogram& prefill_step_seconds_;
+  prometheus::Histogram& decode_step_seconds_;
+  prometheus::Gauge& requests_running_;
+  prometheus::Gauge& requests_queued_;
+  prometheus::Gauge& state_slots_used_;
+  prometheus::Gauge& state_slots_total_;
+  prometheus::Gauge& state_bytes_per_request_;
+};
+
+}  // namespace slotserve::server

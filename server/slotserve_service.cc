@@ -1,0 +1,56 @@
+#include "server/slotserve_service.h"
+
+#include <utility>
+
+#include "server/complete_call.h"
+#include "server/generate_call.h"
+#include "server/model_info.h"
+#include "server/request_parsing.h"
+#include "server/status_mapping.h"
+
+namespace slotserve::server {
+
+SlotServeService::SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics,
+                                   std::string model_name)
+    : scheduler_(scheduler), gateway_(scheduler, metrics), model_name_(std::move(model_name)) {}
+
+grpc::ServerWriteReactor<v1::GenerateResponse>* SlotServeService::Generate(
+    grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
+  return GenerateCall::Start(gateway_, context, *request);
+}
+
+grpc::ServerUnaryReactor* SlotServeService::Complete(grpc::CallbackServerContext* context,
+                                                     const v1::GenerateRequest* request,
+                                                     v1::CompleteResponse* response) {
+  return CompleteCall::Start(gateway_, context, *request, response);
+}
+
+grpc::ServerUnaryReactor* SlotServeService::GetModelInfo(grpc::CallbackServerContext* context,
+                                                         const v1::GetModelInfoRequest*,
+                                                         v1::ModelInfo* response) {
+  *response = DescribeModel(scheduler_, model_name_);
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SlotServeService::Tokenize(grpc::CallbackServerContext* context,
+                                                     const v1::TokenizeRequest* request,
+                                                     v1::TokenizeResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  const int bos_id = request->add_bos() ? scheduler_.model_config().bos_id : -1;
+  absl::StatusOr<std::vector<int32_t>> ids =
+      EncodeText(request->text(), "text", scheduler_.tokenizer(), bos_id);
+  if (!ids.ok()) {
+    reactor->Finish(ToGrpcStatus(ids.status()));
+    return reactor;
+  }
+  for (int32_t id : *ids) {
+    response->add_ids(id);
+    response->add_pieces(std::string(scheduler_.tokenizer()->IdToPiece(id)));
+  }
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace slotserve::server

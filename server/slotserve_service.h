@@ -1,0 +1,41 @@
+// slotserve.v1.SlotServe on gRPC's callback API. Handlers run on gRPC threads and only parse,
+// submit to the scheduler and read its state (DESIGN §1).
+#pragma once
+
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+#include "engine/scheduler.h"
+#include "server/generation_gateway.h"
+#include "server/server_metrics.h"
+#include "slotserve/v1/slotserve.grpc.pb.h"
+
+namespace slotserve::server {
+
+class SlotServeService final : public v1::SlotServe::CallbackService {
+ public:
+  // `metrics` may be null; scheduler and metrics must outlive the service.
+  SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics, std::string model_name);
+
+  grpc::ServerWriteReactor<v1::GenerateResponse>* Generate(
+      grpc::CallbackServerContext* context, const v1::GenerateRequest* request) override;
+  grpc::ServerUnaryReactor* Complete(grpc::CallbackServerContext* context,
+                                     const v1::GenerateRequest* request,
+                                     v1::CompleteResponse* response) override;
+  grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
+                                         const v1::GetModelInfoRequest* request,
+                                         v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const v1::TokenizeRequest* request,
+                                     v1::TokenizeResponse* response) override;
+
+  // See GenerationGateway::WaitForCallsDone.
+  bool WaitForCallsDone(absl::Time deadline) { return gateway_.WaitForCallsDone(deadline); }
+
+ private:
+  engine::Scheduler& scheduler_;
+  GenerationGateway gateway_;
+  std::string model_name_;
+};
+
+}  // namespace slotserve::server
