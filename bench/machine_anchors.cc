@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace slotserve::bench {
 namespace {
@@ -56,7 +57,7 @@ absl::StatusOr<Bandwidth> MeasureBandwidth(const BandwidthOptions& options) {
     });
     return absl::OkStatus();
   });
-  if (!copy.ok()) return copy.status();
+  SLOTSERVE_RETURN_IF_ERROR(copy.status());
   result.copy_bytes_per_s = 2.0 * options.bytes_per_array / copy->median;
 
   std::vector<double> partial_sums(options.threads);
@@ -75,7 +76,7 @@ absl::StatusOr<Bandwidth> MeasureBandwidth(const BandwidthOptions& options) {
     });
     return absl::OkStatus();
   });
-  if (!read.ok()) return read.status();
+  SLOTSERVE_RETURN_IF_ERROR(read.status());
   result.read_bytes_per_s = options.bytes_per_array / read->median;
   // Keep the sums observable so the reads cannot be optimised away.
   volatile double sink = 0;
@@ -110,7 +111,7 @@ absl::StatusOr<double> MeasureSgemmFlops(const GemmShape& shape, const RepeatPla
                 shape.k, w.data(), shape.k, 0.0f, y.data(), shape.n);
     return absl::OkStatus();
   });
-  if (!timing.ok()) return timing.status();
+  SLOTSERVE_RETURN_IF_ERROR(timing.status());
   return 2.0 * shape.m * shape.n * shape.k / timing->median;
 }
 
@@ -127,7 +128,7 @@ absl::StatusOr<double> MeasureSgemvFlops(int n, int k, const RepeatPlan& plan) {
                 1);
     return absl::OkStatus();
   });
-  if (!timing.ok()) return timing.status();
+  SLOTSERVE_RETURN_IF_ERROR(timing.status());
   return 2.0 * n * k / timing->median;
 }
 

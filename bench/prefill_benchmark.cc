@@ -1,4 +1,5 @@
 #include "bench/prefill_benchmark.h"
+#include "base/status_macros.h"
 
 #include <iostream>
 
@@ -20,18 +21,18 @@ absl::Status RunPrefillSweep(BenchModel& model, const std::vector<int>& prompt_l
     }
     // The slot reset is untimed: it is a memset of the whole state, which for the softmax
     // baseline is the KV cache at max_context and would swamp short prompts.
-    absl::StatusOr<Timing> timing = TimeRepeats(
-        plan, 1, [&] { return model.states().Reset(0); },
-        [&] { return model.PrefillIntoEmptySlot(length); });
-    if (!timing.ok()) return timing.status();
+    SLOTSERVE_ASSIGN_OR_RETURN(Timing timing,
+                               TimeRepeats(
+                                   plan, 1, [&] { return model.states().Reset(0); },
+                                   [&] { return model.PrefillIntoEmptySlot(length); }));
     table.NewRow()
         .Add(model.name())
         .Add(model.kind())
         .Add(length)
-        .Add(timing->median * 1e3, 3)
-        .Add(timing->p10 * 1e3, 3)
-        .Add(timing->p90 * 1e3, 3)
-        .Add(length / timing->median, 1);
+        .Add(timing.median * 1e3, 3)
+        .Add(timing.p10 * 1e3, 3)
+        .Add(timing.p90 * 1e3, 3)
+        .Add(length / timing.median, 1);
   }
   return absl::OkStatus();
 }

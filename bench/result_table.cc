@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 
 namespace slotserve::bench {
 
@@ -49,7 +50,7 @@ absl::Status ResultTable::AppendCsv(const std::filesystem::path& path) const {
 }
 
 absl::Status ResultTable::WriteRows(const std::filesystem::path& path, bool append) const {
-  if (absl::Status status = Validate(); !status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(Validate());
   const bool header = !append || !std::filesystem::exists(path);
   std::ofstream file(path, append ? std::ios::app : std::ios::trunc);
   if (header) file << absl::StrJoin(columns_, ",") << "\n";

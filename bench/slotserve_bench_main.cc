@@ -25,6 +25,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "base/compute_threads.h"
+#include "base/status_macros.h"
 #include "bench/bench_model.h"
 #include "bench/decode_benchmark.h"
 #include "bench/machine_anchors.h"
@@ -140,40 +141,36 @@ absl::Status RunAnchors() {
     bandwidth_options.bytes_per_array = int64_t{mib} << 20;
     bandwidth_options.threads = threads;
     bandwidth_options.plan = PlanFromFlags();
-    absl::StatusOr<Bandwidth> bandwidth = MeasureBandwidth(bandwidth_options);
-    if (!bandwidth.ok()) return bandwidth.status();
+    SLOTSERVE_ASSIGN_OR_RETURN(Bandwidth bandwidth, MeasureBandwidth(bandwidth_options));
     const std::string arrays = absl::StrCat(mib, " MiB arrays");
     table.NewRow()
         .Add(absl::StrCat("copy_bandwidth", suffix))
-        .Add(bandwidth->copy_bytes_per_s / 1e9, 3)
+        .Add(bandwidth.copy_bytes_per_s / 1e9, 3)
         .Add("GB/s")
         .Add(absl::StrCat("STREAM-like copy (read + write bytes), ", arrays));
     table.NewRow()
         .Add(absl::StrCat("read_bandwidth", suffix))
-        .Add(bandwidth->read_bytes_per_s / 1e9, 3)
+        .Add(bandwidth.read_bytes_per_s / 1e9, 3)
         .Add("GB/s")
         .Add(absl::StrCat("sum of one array, ", arrays));
   }
 
   for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sgemm_shapes), ',')) {
-    absl::StatusOr<GemmShape> shape = ParseGemmShape(text, "sgemm_shapes");
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<double> flops = MeasureSgemmFlops(*shape, PlanFromFlags());
-    if (!flops.ok()) return flops.status();
+    SLOTSERVE_ASSIGN_OR_RETURN(GemmShape shape, ParseGemmShape(text, "sgemm_shapes"));
+    SLOTSERVE_ASSIGN_OR_RETURN(double flops, MeasureSgemmFlops(shape, PlanFromFlags()));
     table.NewRow()
         .Add(absl::StrCat("sgemm_", text))
-        .Add(*flops / 1e9, 3)
+        .Add(flops / 1e9, 3)
         .Add("GFLOP/s")
         .Add("OpenBLAS cblas_sgemm, y = x w^T");
   }
   for (absl::string_view text : absl::StrSplit(absl::GetFlag(FLAGS_sgemv_shapes), ',')) {
-    absl::StatusOr<GemmShape> shape = ParseGemmShape(text, "sgemv_shapes", /*implicit_m=*/true);
-    if (!shape.ok()) return shape.status();
-    absl::StatusOr<double> flops = MeasureSgemvFlops(shape->n, shape->k, PlanFromFlags());
-    if (!flops.ok()) return flops.status();
+    SLOTSERVE_ASSIGN_OR_RETURN(GemmShape shape,
+                               ParseGemmShape(text, "sgemv_shapes", /*implicit_m=*/true));
+    SLOTSERVE_ASSIGN_OR_RETURN(double flops, MeasureSgemvFlops(shape.n, shape.k, PlanFromFlags()));
     table.NewRow()
         .Add(absl::StrCat("sgemv_", text))
-        .Add(*flops / 1e9, 3)
+        .Add(flops / 1e9, 3)
         .Add("GFLOP/s")
         .Add("OpenBLAS cblas_sgemv, y = w x (one row, w read once)");
   }
@@ -182,18 +179,16 @@ absl::Status RunAnchors() {
 
 // Loads each --models directory with `batch_slots` batch slots and runs `fn` on it.
 absl::Status ForEachModel(int batch_slots, const std::function<absl::Status(BenchModel&)>& fn) {
-  absl::StatusOr<kernels::Backend> backend = ParseBackend(absl::GetFlag(FLAGS_backend));
-  if (!backend.ok()) return backend.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::Backend backend, ParseBackend(absl::GetFlag(FLAGS_backend)));
   const std::vector<std::string> dirs = absl::GetFlag(FLAGS_models);
   if (dirs.empty()) return absl::InvalidArgumentError("--models: expected model directories");
   for (const std::string& dir : dirs) {
-    absl::StatusOr<std::unique_ptr<BenchModel>> model =
-        BenchModel::Load(dir, *backend, batch_slots);
-    if (!model.ok()) return model.status();
-    std::cerr << "bench: " << (*model)->name() << " (" << (*model)->kind() << ", "
-              << (*model)->weight_bytes() << " weight bytes, "
-              << (*model)->model().state_bytes_per_request() << " state bytes per request)\n";
-    if (absl::Status status = fn(**model); !status.ok()) return status;
+    SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<BenchModel> model,
+                               BenchModel::Load(dir, backend, batch_slots));
+    std::cerr << "bench: " << model->name() << " (" << model->kind() << ", "
+              << model->weight_bytes() << " weight bytes, "
+              << model->model().state_bytes_per_request() << " state bytes per request)\n";
+    SLOTSERVE_RETURN_IF_ERROR(fn(*model));
   }
   return absl::OkStatus();
 }
@@ -204,43 +199,41 @@ DecodeOptions DecodeOptionsFromFlags() {
 }
 
 absl::Status RunDecode() {
-  absl::StatusOr<std::vector<int>> batches =
-      ParseNumbers<int>(absl::GetFlag(FLAGS_batches), "batches");
-  if (!batches.ok()) return batches.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> batches,
+                             ParseNumbers<int>(absl::GetFlag(FLAGS_batches), "batches"));
   const int context = absl::GetFlag(FLAGS_context);
   ResultTable table = MakeDecodeTable(
       absl::StrCat("decode throughput against batch size (engine only, context ", context, ")"));
-  const int largest = *std::max_element(batches->begin(), batches->end());
+  const int largest = *std::max_element(batches.begin(), batches.end());
   absl::Status status = ForEachModel(largest, [&](BenchModel& model) {
-    return RunBatchSweep(model, *batches, context, DecodeOptionsFromFlags(), table);
+    return RunBatchSweep(model, batches, context, DecodeOptionsFromFlags(), table);
   });
-  if (!status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(status);
   return Emit(table, "decode_engine.csv");
 }
 
 absl::Status RunContext() {
-  absl::StatusOr<std::vector<int>> contexts =
-      ParseNumbers<int>(absl::GetFlag(FLAGS_contexts), "contexts");
-  if (!contexts.ok()) return contexts.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> contexts,
+                             ParseNumbers<int>(absl::GetFlag(FLAGS_contexts), "contexts"));
   const int batch = absl::GetFlag(FLAGS_batch);
   ResultTable table = MakeDecodeTable(
       absl::StrCat("per-token latency against context length (engine only, batch ", batch, ")"));
   absl::Status status = ForEachModel(batch, [&](BenchModel& model) {
-    return RunContextSweep(model, *contexts, batch, DecodeOptionsFromFlags(), table);
+    return RunContextSweep(model, contexts, batch, DecodeOptionsFromFlags(), table);
   });
-  if (!status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(status);
   return Emit(table, "context_engine.csv");
 }
 
 absl::Status RunPrefill() {
-  absl::StatusOr<std::vector<int>> lengths =
-      ParseNumbers<int>(absl::GetFlag(FLAGS_prompt_lengths), "prompt_lengths");
-  if (!lengths.ok()) return lengths.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::vector<int> lengths,
+      ParseNumbers<int>(absl::GetFlag(FLAGS_prompt_lengths), "prompt_lengths"));
   ResultTable table = MakePrefillTable();
   absl::Status status = ForEachModel(1, [&](BenchModel& model) {
-    return RunPrefillSweep(model, *lengths, PlanFromFlags(), table);
+    return RunPrefillSweep(model, lengths, PlanFromFlags(), table);
   });
-  if (!status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(status);
   return Emit(table, "prefill_engine.csv");
 }
 
@@ -268,40 +261,36 @@ absl::Status RunModels() {
         .Add(context);
     return absl::OkStatus();
   });
-  if (!status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(status);
   return Emit(table, "models.csv");
 }
 
 absl::Status RunMemory() {
-  absl::StatusOr<std::vector<int>> contexts =
-      ParseNumbers<int>(absl::GetFlag(FLAGS_contexts), "contexts");
-  if (!contexts.ok()) return contexts.status();
-  absl::StatusOr<std::vector<double>> budgets =
-      ParseNumbers<double>(absl::GetFlag(FLAGS_budgets_gib), "budgets_gib");
-  if (!budgets.ok()) return budgets.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> contexts,
+                             ParseNumbers<int>(absl::GetFlag(FLAGS_contexts), "contexts"));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<double> budgets,
+                             ParseNumbers<double>(absl::GetFlag(FLAGS_budgets_gib), "budgets_gib"));
   ResultTable table = MakeMemoryTable();
   absl::Status status = ForEachModel(1, [&](BenchModel& model) {
-    return AddMemoryRows(model.name(), model.model(), *contexts, *budgets, table);
+    return AddMemoryRows(model.name(), model.model(), contexts, budgets, table);
   });
-  if (!status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(status);
   return Emit(table, "memory.csv");
 }
 
 absl::Status RunScheduler() {
-  absl::StatusOr<std::vector<int>> concurrency =
-      ParseNumbers<int>(absl::GetFlag(FLAGS_concurrency), "concurrency");
-  if (!concurrency.ok()) return concurrency.status();
-  absl::StatusOr<kernels::Backend> backend = ParseBackend(absl::GetFlag(FLAGS_backend));
-  if (!backend.ok()) return backend.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> concurrency,
+                             ParseNumbers<int>(absl::GetFlag(FLAGS_concurrency), "concurrency"));
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::Backend backend, ParseBackend(absl::GetFlag(FLAGS_backend)));
   ResultTable table = MakeSchedulerTable();
   SchedulerBenchOptions options;
   options.prompt_tokens = absl::GetFlag(FLAGS_prompt_tokens);
   options.new_tokens = absl::GetFlag(FLAGS_new_tokens);
   options.rounds = absl::GetFlag(FLAGS_rounds);
   for (const std::string& dir : absl::GetFlag(FLAGS_models)) {
-    for (int requests : *concurrency) {
+    for (int requests : concurrency) {
       options.concurrency = requests;
-      if (absl::Status status = RunSchedulerPoint(dir, *backend, options, table); !status.ok()) {
+      if (absl::Status status = RunSchedulerPoint(dir, backend, options, table); !status.ok()) {
         return status;
       }
     }

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace slotserve::bench {
 
@@ -28,10 +29,10 @@ absl::StatusOr<Timing> TimeRepeats(const RepeatPlan& plan, double units,
   std::vector<double> seconds_per_unit;
   for (int run = 0; run < plan.warmup + plan.repeats; ++run) {
     if (setup) {
-      if (absl::Status status = setup(); !status.ok()) return status;
+      SLOTSERVE_RETURN_IF_ERROR(setup());
     }
     const double start = NowSeconds();
-    if (absl::Status status = body(); !status.ok()) return status;
+    SLOTSERVE_RETURN_IF_ERROR(body());
     const double elapsed = NowSeconds() - start;
     if (run >= plan.warmup) seconds_per_unit.push_back(elapsed / units);
   }

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 
 #ifdef SLOTSERVE_WITH_CUDA
+#include "base/status_macros.h"
 #include "kernels/cuda/cuda_bridge.h"
 #endif
 
@@ -15,9 +16,7 @@ absl::StatusOr<DeviceStream> DeviceStream::Create(Backend backend) {
   stream.backend_ = backend;
   if (backend != Backend::kCuda) return stream;
 #ifdef SLOTSERVE_WITH_CUDA
-  absl::StatusOr<Stream> created = cuda_bridge::CreateStream();
-  if (!created.ok()) return created.status();
-  stream.stream_ = *created;
+  SLOTSERVE_ASSIGN_OR_RETURN(stream.stream_, cuda_bridge::CreateStream());
   return stream;
 #else
   return absl::FailedPreconditionError(

@@ -1,6 +1,7 @@
 #include "kernels/step_graph_cache.h"
 
 #ifdef SLOTSERVE_WITH_CUDA
+#include "base/status_macros.h"
 #include "kernels/cuda/cuda_graph.h"
 #endif
 
@@ -17,9 +18,8 @@ absl::Status StepGraphCache::Run(int64_t key, Stream stream,
 #ifdef SLOTSERVE_WITH_CUDA
   auto found = graphs_.find(key);
   if (found == graphs_.end()) {
-    absl::StatusOr<cuda_graph::GraphExec> graph = cuda_graph::Capture(stream, record);
-    if (!graph.ok()) return graph.status();
-    found = graphs_.emplace(key, *graph).first;
+    SLOTSERVE_ASSIGN_OR_RETURN(cuda_graph::GraphExec graph, cuda_graph::Capture(stream, record));
+    found = graphs_.emplace(key, graph).first;
   }
   return cuda_graph::Launch(found->second, stream);
 #else

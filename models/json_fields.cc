@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "models/json_document.h"
 
 namespace slotserve::models {
@@ -27,9 +28,8 @@ absl::StatusOr<const nlohmann::json*> JsonFields::Get(const std::string& key) {
 }
 
 absl::StatusOr<int64_t> JsonFields::Integer(const std::string& key, int64_t min, int64_t max) {
-  auto value = Get(key);
-  if (!value.ok()) return value.status();
-  const nlohmann::json& json = **value;
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
+  const nlohmann::json& json = *value;
   int64_t number;
   if (json.is_number_unsigned()) {
     const uint64_t unsigned_value = json.get<uint64_t>();
@@ -52,9 +52,8 @@ absl::StatusOr<int64_t> JsonFields::Integer(const std::string& key, int64_t min,
 }
 
 absl::StatusOr<double> JsonFields::Number(const std::string& key) {
-  auto value = Get(key);
-  if (!value.ok()) return value.status();
-  const nlohmann::json& json = **value;
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
+  const nlohmann::json& json = *value;
   if (!json.is_number()) {
     return Error(key, absl::StrCat("must be a number, got ", JsonForMessage(json)));
   }
@@ -67,41 +66,37 @@ absl::StatusOr<double> JsonFields::Number(const std::string& key) {
 }
 
 absl::StatusOr<bool> JsonFields::Bool(const std::string& key) {
-  auto value = Get(key);
-  if (!value.ok()) return value.status();
-  if (!(*value)->is_boolean()) {
-    return Error(key, absl::StrCat("must be true or false, got ", JsonForMessage(**value)));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
+  if (!value->is_boolean()) {
+    return Error(key, absl::StrCat("must be true or false, got ", JsonForMessage(*value)));
   }
-  return (*value)->get<bool>();
+  return value->get<bool>();
 }
 
 absl::StatusOr<std::string> JsonFields::String(const std::string& key) {
-  auto value = Get(key);
-  if (!value.ok()) return value.status();
-  if (!(*value)->is_string()) {
-    return Error(key, absl::StrCat("must be a string, got ", JsonForMessage(**value)));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
+  if (!value->is_string()) {
+    return Error(key, absl::StrCat("must be a string, got ", JsonForMessage(*value)));
   }
-  return (*value)->get<std::string>();
+  return value->get<std::string>();
 }
 
 absl::StatusOr<int> JsonFields::Choice(const std::string& key,
                                        const std::vector<std::string>& choices) {
-  auto value = String(key);
-  if (!value.ok()) return value.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::string value, String(key));
   for (size_t i = 0; i < choices.size(); ++i) {
-    if (*value == choices[i]) return static_cast<int>(i);
+    if (value == choices[i]) return static_cast<int>(i);
   }
   return Error(key, absl::StrCat("must be one of \"", absl::StrJoin(choices, "\", \""), "\", got ",
-                                 JsonForMessage(*value)));
+                                 JsonForMessage(value)));
 }
 
 absl::StatusOr<const nlohmann::json*> JsonFields::Object(const std::string& key) {
-  auto value = Get(key);
-  if (!value.ok()) return value.status();
-  if (!(*value)->is_object()) {
-    return Error(key, absl::StrCat("must be an object, got ", JsonForMessage(**value)));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
+  if (!value->is_object()) {
+    return Error(key, absl::StrCat("must be an object, got ", JsonForMessage(*value)));
   }
-  return *value;
+  return value;
 }
 
 absl::Status JsonFields::RefuseUnknownKeys(const std::vector<std::string>& known,

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 
@@ -24,7 +25,7 @@ absl::Status StateArena::CheckSlot(int slot, const char* what) const {
 }
 
 absl::Status StateArena::Reset(int slot) {
-  if (absl::Status status = CheckSlot(slot, "Reset"); !status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(CheckSlot(slot, "Reset"));
   kernels::FillZero(backend_, device_data() + slot * floats_per_slot_,
                     static_cast<size_t>(bytes_per_slot()));
   positions_[slot] = 0;
@@ -32,8 +33,8 @@ absl::Status StateArena::Reset(int slot) {
 }
 
 absl::Status StateArena::Copy(int src, int dst) {
-  if (absl::Status status = CheckSlot(src, "Copy source"); !status.ok()) return status;
-  if (absl::Status status = CheckSlot(dst, "Copy destination"); !status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(CheckSlot(src, "Copy source"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckSlot(dst, "Copy destination"));
   if (src == dst) return absl::OkStatus();
   kernels::CopyDeviceToDevice(backend_, device_data() + dst * floats_per_slot_,
                               device_data() + src * floats_per_slot_,
@@ -43,7 +44,7 @@ absl::Status StateArena::Copy(int src, int dst) {
 }
 
 absl::Status StateArena::Save(int slot, std::vector<uint8_t>* snapshot) const {
-  if (absl::Status status = CheckSlot(slot, "Save"); !status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(CheckSlot(slot, "Save"));
   const size_t state_bytes = static_cast<size_t>(bytes_per_slot());
   snapshot->resize(sizeof(int32_t) + state_bytes);
   std::memcpy(snapshot->data(), &positions_[slot], sizeof(int32_t));
@@ -54,7 +55,7 @@ absl::Status StateArena::Save(int slot, std::vector<uint8_t>* snapshot) const {
 }
 
 absl::Status StateArena::Restore(int slot, const std::vector<uint8_t>& snapshot) {
-  if (absl::Status status = CheckSlot(slot, "Restore"); !status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(CheckSlot(slot, "Restore"));
   const size_t state_bytes = static_cast<size_t>(bytes_per_slot());
   if (snapshot.size() != sizeof(int32_t) + state_bytes) {
     return absl::InvalidArgumentError(

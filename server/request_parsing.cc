@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/utf8.h"
 
 namespace slotserve::server {
@@ -43,8 +44,7 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
   options.min_new_tokens = proto.min_new_tokens();
   for (int i = 0; i < proto.stop_sequences_size(); ++i) {
     const std::string& stop = proto.stop_sequences(i);
-    absl::Status utf8 = CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]"));
-    if (!utf8.ok()) return utf8;
+    SLOTSERVE_RETURN_IF_ERROR(CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]")));
     options.stop_sequences.push_back(stop);
   }
   options.stop_token_ids.assign(proto.stop_token_ids().begin(), proto.stop_token_ids().end());
@@ -56,8 +56,7 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
 
 absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
                                                 const engine::Tokenizer* tokenizer, int bos_id) {
-  absl::Status utf8 = CheckUtf8(text, field);
-  if (!utf8.ok()) return utf8;
+  SLOTSERVE_RETURN_IF_ERROR(CheckUtf8(text, field));
   if (tokenizer == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         field, ": this model directory has no tokenizer.model; send token_ids instead"));
@@ -85,10 +84,8 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
       if (request.text().empty()) {
         return absl::InvalidArgumentError("text must not be empty");
       }
-      absl::StatusOr<std::vector<int32_t>> ids =
-          EncodeText(request.text(), "text", tokenizer, bos_id);
-      if (!ids.ok()) return ids.status();
-      parsed.prompt_ids = *std::move(ids);
+      SLOTSERVE_ASSIGN_OR_RETURN(parsed.prompt_ids,
+                                 EncodeText(request.text(), "text", tokenizer, bos_id));
       break;
     }
     case v1::GenerateRequest::kTokenIds:
@@ -110,9 +107,7 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
           "prompt must be set: give either text or token_ids, got neither");
   }
   parsed.sampling = ParseSampling(request.sampling());
-  absl::StatusOr<engine::StoppingOptions> stopping = ParseStopping(request.stopping());
-  if (!stopping.ok()) return stopping.status();
-  parsed.stopping = *std::move(stopping);
+  SLOTSERVE_ASSIGN_OR_RETURN(parsed.stopping, ParseStopping(request.stopping()));
   parsed.logprobs.enabled = request.logprobs().enabled();
   parsed.logprobs.top_n = request.logprobs().top_n();
   parsed.deadline = deadline;

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/status_macros.h"
 #include "server/state_memory_budget.h"
 
 // The bundled default models, in order of preference (set by CMake): the trained demo model
@@ -143,15 +144,11 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   ServerConfig config;
   config.model_dir = absl::GetFlag(FLAGS_model);
   if (config.model_dir.empty()) {
-    absl::StatusOr<std::string> bundled = BundledModelDir();
-    if (!bundled.ok()) return bundled.status();
-    config.model_dir = *bundled;
+    SLOTSERVE_ASSIGN_OR_RETURN(config.model_dir, BundledModelDir());
   }
   config.listen_address = absl::GetFlag(FLAGS_listen);
   config.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
-  absl::StatusOr<kernels::Backend> backend = ParseBackend(absl::GetFlag(FLAGS_backend));
-  if (!backend.ok()) return backend.status();
-  config.backend = *backend;
+  SLOTSERVE_ASSIGN_OR_RETURN(config.backend, ParseBackend(absl::GetFlag(FLAGS_backend)));
   config.threads = absl::GetFlag(FLAGS_threads);
   if (config.threads < 0) {
     return absl::InvalidArgumentError(

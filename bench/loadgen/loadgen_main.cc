@@ -16,6 +16,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "bench/loadgen/arrival_schedule.h"
 #include "bench/loadgen/streaming_request.h"
 #include "bench/result_table.h"
@@ -66,8 +67,8 @@ absl::Status Run() {
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
   std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(channel);
-  absl::StatusOr<v1::ModelInfo> info = WaitForServer(*stub, absl::GetFlag(FLAGS_wait_ready_s));
-  if (!info.ok()) return info.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(v1::ModelInfo info,
+                             WaitForServer(*stub, absl::GetFlag(FLAGS_wait_ready_s)));
 
   const uint64_t seed = absl::GetFlag(FLAGS_seed);
   const std::vector<double> offsets = ArrivalOffsets(requests, rate, seed);
@@ -80,7 +81,7 @@ absl::Status Run() {
     if (wait > 0) std::this_thread::sleep_for(std::chrono::duration<double>(wait));
     StreamingRequestSpec spec;
     spec.request_id = absl::StrCat("loadgen-", seed, "-", i);
-    spec.prompt_ids = SyntheticTokens(prompt_tokens, info->vocab_size(), seed * 100003 + i);
+    spec.prompt_ids = SyntheticTokens(prompt_tokens, info.vocab_size(), seed * 100003 + i);
     spec.new_tokens = new_tokens;
     threads.emplace_back([&stub, spec = std::move(spec), &trace = traces[i], &result = results[i]] {
       result = RunStreamingRequest(*stub, spec, trace);
@@ -106,8 +107,8 @@ absl::Status Run() {
        "steady_tokens_per_s", "overall_tokens_per_s", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
        "itl_ms_p50", "itl_ms_p90", "itl_ms_p99", "failed"});
   table.NewRow()
-      .Add(info->model())
-      .Add(info->attention_kind())
+      .Add(info.model())
+      .Add(info.attention_kind())
       .Add(rate, 2)
       .Add(requests)
       .Add(prompt_tokens)
@@ -124,7 +125,7 @@ absl::Status Run() {
   table.Print(std::cout);
   const std::string out = absl::GetFlag(FLAGS_out_csv);
   if (!out.empty()) {
-    if (absl::Status status = table.AppendCsv(out); !status.ok()) return status;
+    SLOTSERVE_RETURN_IF_ERROR(table.AppendCsv(out));
   }
   if (failed > 0) {
     return absl::UnavailableError(absl::StrCat(failed, " of ", requests, " requests failed"));

@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "models/tools/command_line.h"
 
 namespace slotserve::models {
@@ -81,16 +82,14 @@ absl::StatusOr<GenerateOptions> ParseGenerateOptions(const std::vector<std::stri
   GenerateOptions options;
   options.model_dir = values["--model"];
   if (options.model_dir.empty()) return absl::InvalidArgumentError("--model needs a directory");
-  auto ids = ParseIds(values["--prompt-ids"]);
-  if (!ids.ok()) return ids.status();
-  options.prompt_ids = *std::move(ids);
-  auto max_new_tokens = ParseInteger("--max-new-tokens", values["--max-new-tokens"], 0);
-  if (!max_new_tokens.ok()) return max_new_tokens.status();
-  options.max_new_tokens = static_cast<int>(*max_new_tokens);
+  SLOTSERVE_ASSIGN_OR_RETURN(options.prompt_ids, ParseIds(values["--prompt-ids"]));
+  SLOTSERVE_ASSIGN_OR_RETURN(const int64_t max_new_tokens,
+                             ParseInteger("--max-new-tokens", values["--max-new-tokens"], 0));
+  options.max_new_tokens = static_cast<int>(max_new_tokens);
   if (values.contains("--prefill-chunk")) {
-    auto chunk = ParseInteger("--prefill-chunk", values["--prefill-chunk"], 1);
-    if (!chunk.ok()) return chunk.status();
-    options.prefill_chunk = static_cast<int>(*chunk);
+    SLOTSERVE_ASSIGN_OR_RETURN(const int64_t chunk,
+                               ParseInteger("--prefill-chunk", values["--prefill-chunk"], 1));
+    options.prefill_chunk = static_cast<int>(chunk);
   }
   if (values.contains("--dump-logits")) {
     options.dump_logits = values["--dump-logits"];
@@ -99,9 +98,7 @@ absl::StatusOr<GenerateOptions> ParseGenerateOptions(const std::vector<std::stri
     }
   }
   if (values.contains("--backend")) {
-    auto backend = ParseBackendFlag(values["--backend"]);
-    if (!backend.ok()) return backend.status();
-    options.backend = *backend;
+    SLOTSERVE_ASSIGN_OR_RETURN(options.backend, ParseBackendFlag(values["--backend"]));
   }
   return options;
 }
