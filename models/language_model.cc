@@ -4,10 +4,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "kernels/sampling.h"
+#include "models/finite_weights.h"
 #include "models/model_weights.h"
 #include "models/safetensors_file.h"
-#include "base/status_macros.h"
 #include "models/step_sampling_inputs.h"
 #include "models/transformer_model.h"
 
@@ -31,6 +32,7 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
   SLOTSERVE_ASSIGN_OR_RETURN(const std::unique_ptr<SafetensorsFile> file,
                              SafetensorsFile::Open(dir / "model.safetensors"));
   SLOTSERVE_RETURN_IF_ERROR(CheckWeights(config, *file));
+  SLOTSERVE_RETURN_IF_ERROR(CheckWeightsAreFinite(*file));
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<TransformerModel> model,
                              TransformerModel::Create(config, backend, *file));
   return std::unique_ptr<LanguageModel>(std::move(model));

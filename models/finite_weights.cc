@@ -1,0 +1,68 @@
+#include "models/finite_weights.h"
+
+#include <cstdint>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace slotserve::models {
+namespace {
+
+// An IEEE value is NaN or infinite exactly when its exponent bits are all ones; it is NaN
+// when, in addition, any mantissa bit is set.
+struct ExponentLayout {
+  uint32_t exponent_mask;
+  uint32_t mantissa_mask;
+};
+
+ExponentLayout LayoutOf(kernels::DType dtype) {
+  switch (dtype) {
+    case kernels::DType::kF32:
+      return {0x7F800000u, 0x007FFFFFu};
+    case kernels::DType::kF16:
+      return {0x7C00u, 0x03FFu};
+    case kernels::DType::kBF16:
+      return {0x7F80u, 0x007Fu};
+  }
+  return {0, 0};
+}
+
+template <typename Bits>
+int64_t FirstNonFinite(const uint8_t* data, int64_t count, uint32_t exponent_mask) {
+  for (int64_t i = 0; i < count; ++i) {
+    Bits bits;
+    std::memcpy(&bits, data + i * static_cast<int64_t>(sizeof(Bits)), sizeof(Bits));
+    if ((bits & exponent_mask) == exponent_mask) return i;
+  }
+  return -1;
+}
+
+}  // namespace
+
+absl::Status CheckWeightsAreFinite(const SafetensorsFile& file) {
+  for (const auto& [name, tensor] : file.tensors()) {
+    const ExponentLayout layout = LayoutOf(tensor.dtype);
+    const int64_t count = tensor.num_elements();
+    const bool wide = tensor.dtype == kernels::DType::kF32;
+    const int64_t bad = wide ? FirstNonFinite<uint32_t>(tensor.data, count, layout.exponent_mask)
+                             : FirstNonFinite<uint16_t>(tensor.data, count, layout.exponent_mask);
+    if (bad < 0) continue;
+    uint32_t bits = 0;
+    if (wide) {
+      std::memcpy(&bits, tensor.data + bad * 4, 4);
+    } else {
+      uint16_t half;
+      std::memcpy(&half, tensor.data + bad * 2, 2);
+      bits = half;
+    }
+    const char* what = (bits & layout.mantissa_mask) != 0 ? "NaN"
+                       : tensor.ElementAsFloat32(bad) > 0 ? "+infinity"
+                                                          : "-infinity";
+    return absl::InvalidArgumentError(absl::StrCat(
+        file.source(), ": tensor ", name, " holds ", what, " at element ", bad, " (of ", count,
+        ", ", kernels::DTypeName(tensor.dtype), "); every weight must be a finite number"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace slotserve::models
