@@ -7,9 +7,11 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
+  libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev libssl-dev
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
   bible-kjv bible-kjv-text
+  # The fuzz targets (tests/fuzz, scripts/fuzz.sh): clang with libFuzzer and the sanitizers.
+  clang libclang-rt-14-dev
   # Benchmark plots (scripts/bench.sh) and profiles of missed targets (docs/PERFORMANCE.md).
   gnuplot-nox valgrind
 )

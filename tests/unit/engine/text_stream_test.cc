@@ -90,6 +90,26 @@ TEST(IncrementalDetokenizerTest, APrimedPromptKeepsTheContinuationsLeadingSpace)
   EXPECT_EQ(text, " world");
 }
 
+// Found by tests/fuzz/fuzz_detokenizer: SentencePiece keeps dropping leading spaces at the
+// sequence start until text appears, so after a lone "▁" the next "▁word" loses its space too.
+TEST(IncrementalDetokenizerTest, ALoneSpacePieceAtTheStartDoesNotEndTheSequenceStart) {
+  const Tokenizer* tokenizer = TinyTokenizerOrFail();
+  if (tokenizer == nullptr) return;
+  int32_t lone_space = -1, space_word = -1;
+  for (int32_t id = 0; id < tokenizer->piece_count(); ++id) {
+    const std::string_view piece = tokenizer->IdToPiece(id);
+    if (piece == "\u2581") lone_space = id;
+    if (space_word < 0 && piece.size() > 4 && piece.substr(0, 3) == "\u2581") space_word = id;
+  }
+  ASSERT_GE(lone_space, 0) << "the test tokenizer has no lone \"\u2581\" piece";
+  ASSERT_GE(space_word, 0);
+  for (const std::vector<int32_t>& ids : {std::vector<int32_t>{lone_space, space_word},
+                                          {lone_space, lone_space, space_word},
+                                          {lone_space, space_word, lone_space, space_word}}) {
+    EXPECT_EQ(StreamAll(*tokenizer, ids), tokenizer->Decode(ids));
+  }
+}
+
 TEST(StopSequenceMatcherTest, HoldsBackAPossibleStartAndNeverStreamsTheMatch) {
   StopSequenceMatcher matcher({"END"});
   std::string streamed;

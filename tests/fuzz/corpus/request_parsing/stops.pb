@@ -1,0 +1,3 @@
+
+r1Let there be light* 
+Amen"(

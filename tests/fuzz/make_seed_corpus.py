@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Writes the committed seed corpus of the fuzz targets (tests/fuzz/corpus/<target>/): small,
+valid inputs the fuzzers mutate from. Run from anywhere; needs protoc (protobuf-compiler).
+
+  config_json/      the golden models' config.json files (every attention kind)
+  safetensors/      tiny F32, F16 and BF16 weight files matching fuzz_safetensors.cc's config
+  request_parsing/  GenerateRequest messages in wire format (text and token-id prompts,
+                    sampling, stopping and logprob options)
+  detokenizer/      id sequences, including byte-fallback pieces
+  state_import/     state blobs (engine/state_blob.h's layout, written here independently),
+                    unsigned and signed, for fuzz_state_import.cc's identity
+"""
+import hashlib
+import hmac
+import json
+import struct
+import subprocess
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+CORPUS = HERE / "corpus"
+
+# The config fuzz_safetensors.cc checks tensors against: E=8, H=2, M=2, F=16, V=16, 1 layer.
+E, H, M, F, V = 8, 2, 2, 16, 16
+TENSORS = {
+    "tok_embed.weight": [V, E],
+    "final_norm.weight": [E], "final_norm.bias": [E],
+    "layers.0.attn_norm.weight": [E], "layers.0.attn_norm.bias": [E],
+    "layers.0.ffn_norm.weight": [E], "layers.0.ffn_norm.bias": [E],
+    "layers.0.ffn.up.weight": [F, E], "layers.0.ffn.up.bias": [F],
+    "layers.0.ffn.down.weight": [E, F], "layers.0.ffn.down.bias": [E],
+    "layers.0.attn.slot_proj.weight": [H * M, E], "layers.0.attn.slot_proj.bias": [H * M],
+}
+for p in "qkvo":
+    TENSORS[f"layers.0.attn.{p}_proj.weight"] = [E, E]
+    TENSORS[f"layers.0.attn.{p}_proj.bias"] = [E]
+
+
+def element_bytes(dtype, value):
+    if dtype == "F32":
+        return struct.pack("<f", value)
+    if dtype == "F16":
+        return struct.pack("<e", value)
+    return struct.pack("<f", value)[2:]  # BF16: the high half of the F32 bits
+
+
+def safetensors(dtype, tensors=TENSORS):
+    header, payload = {"__metadata__": {"format": "pt"}}, b""
+    for i, (name, shape) in enumerate(sorted(tensors.items())):
+        count = 1
+        for dim in shape:
+            count *= dim
+        data = b"".join(element_bytes(dtype, ((i + j) % 7 - 3) / 8) for j in range(count))
+        header[name] = {"dtype": dtype, "shape": shape,
+                        "data_offsets": [len(payload), len(payload) + len(data)]}
+        payload += data
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + payload
+
+
+REQUESTS = {
+    "text_greedy": 'text: "In the beginning" sampling { temperature: 0 } stopping { max_new_tokens: 8 }',
+    "token_ids": 'token_ids { ids: [1, 5, 9, 200] } stopping { max_new_tokens: 4 min_new_tokens: 2 }',
+    "sampled": ('text: "And God said" sampling { temperature: 0.7 top_k: 40 top_p: 0.9 min_p: 0.05 '
+                'repetition_penalty: 1.1 presence_penalty: 0.5 frequency_penalty: 0.2 seed: 7 }'),
+    "stops": ('request_id: "r1" text: "Let there be light" stopping { stop_sequences: ["\\n", "Amen"] '
+              'stop_token_ids: [2] ignore_eos: true max_new_tokens: 32 }'),
+    "logprobs": 'text: "x" logprobs { enabled: true top_n: 3 }',
+    "unicode": 'text: "caf\\303\\251 \\360\\237\\231\\202"',
+}
+
+
+def encode_request(text_format):
+    return subprocess.run(
+        ["protoc", f"--proto_path={REPO / 'proto'}", "--encode=slotserve.v1.GenerateRequest",
+         "slotserve/v1/slotserve.proto"],
+        input=text_format.encode(), capture_output=True, check=True).stdout
+
+
+def state_blob(token_count, key):
+    """The export format of engine/state_blob.h for fuzz_state_import.cc's identity."""
+    fingerprint = bytes((i * 7 + 1) % 256 for i in range(32))
+    payload = struct.pack("<i", token_count) + bytes(range(4, 64))
+    body = (b"SLOTSTAT" + struct.pack("<II", 1, 1 if key else 0) + fingerprint
+            + struct.pack("<I", 3) + b"abc" + struct.pack("<I", 0)
+            + struct.pack("<qi", token_count, 42) + struct.pack("<Q", len(payload)) + payload)
+    body += hashlib.sha256(body).digest()
+    if key:
+        body += hmac.new(key, body, hashlib.sha256).digest()
+    return body
+
+
+def main():
+    for sub in ("config_json", "safetensors", "request_parsing", "detokenizer", "state_import"):
+        (CORPUS / sub).mkdir(parents=True, exist_ok=True)
+    for config in sorted((REPO / "tests" / "golden" / "models").glob("*/config.json")):
+        (CORPUS / "config_json" / f"{config.parent.name}.json").write_bytes(config.read_bytes())
+    for dtype in ("F32", "F16", "BF16"):
+        (CORPUS / "safetensors" / f"abc_{dtype.lower()}.safetensors").write_bytes(safetensors(dtype))
+    for name, text in REQUESTS.items():
+        (CORPUS / "request_parsing" / f"{name}.pb").write_bytes(encode_request(text))
+    # First byte: prompt length (mod 8); then little-endian 16-bit ids.
+    sequences = {
+        "words": [0, 100, 200, 300, 400, 500],
+        "with_prompt": [3, 1, 50, 60, 70, 80, 90],
+        "byte_fallback": [0, 3, 4, 5, 6, 7, 8, 9, 10, 250, 251, 252],
+        "control_ids": [1, 0, 1, 2, 3, 2, 0],
+    }
+    for name, ids in sequences.items():
+        data = bytes([ids[0]]) + b"".join(struct.pack("<H", i) for i in ids[1:])
+        (CORPUS / "detokenizer" / name).write_bytes(data)
+    # First byte: odd = the server has the key "fuzz key".
+    (CORPUS / "state_import" / "unsigned").write_bytes(b"\x00" + state_blob(17, b""))
+    (CORPUS / "state_import" / "signed").write_bytes(b"\x01" + state_blob(3, b"fuzz key"))
+    (CORPUS / "state_import" / "empty_state").write_bytes(b"\x00" + state_blob(0, b""))
+
+
+if __name__ == "__main__":
+    main()
