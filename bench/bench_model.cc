@@ -115,7 +115,7 @@ double BenchModel::MatmulFlopsPerToken() const {
   double projection_width = 3 * e;  // q, k, v
   switch (a.kind) {
     case models::AttentionKind::kAbc:
-      projection_width += static_cast<double>(c.n_heads) * a.slots;  // slot_proj
+      projection_width += static_cast<double>(c.n_heads) * a.memory_rows;  // slot_proj
       break;
     case models::AttentionKind::kRfa:
       if (a.gate) projection_width += c.n_heads;  // gate_proj
@@ -139,7 +139,7 @@ double BenchModel::AttentionFlopsPerToken(int context) const {
   double per_head = 0;
   switch (a.kind) {
     case models::AttentionKind::kAbc:  // K~, V~ updates, scores, output: 4 M x d multiply-adds
-      per_head = 8.0 * a.slots * d;
+      per_head = 8.0 * a.memory_rows * d;
       break;
     case models::AttentionKind::kRfa:  // phi(q), phi(k), S update, readout: 6 D x d
       per_head = 12.0 * a.features * d;

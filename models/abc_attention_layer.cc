@@ -1,4 +1,4 @@
-// ABC: the fused projection is [q | k | v | slot logits (H*M)].
+// ABC: the fused projection is [q | k | v | memory logits (slot_proj, H*M)].
 #include "kernels/abc_attention.h"
 #include "models/attention_layer.h"
 
@@ -14,8 +14,8 @@ class AbcAttentionLayer final
 
  private:
   void FillKindParams(const AttentionIo& io, kernels::AbcParams& params) const override {
-    params.slots = config().attention.slots;
-    params.slot_logits = io.projections + 3 * config().d_model;
+    params.memory_rows = config().attention.memory_rows;
+    params.memory_logits = io.projections + 3 * config().d_model;
   }
 };
 

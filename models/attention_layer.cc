@@ -11,7 +11,7 @@ int64_t AttentionStateFloatsPerLayer(const ModelConfig& config) {
   const AttentionConfig& attention = config.attention;
   switch (attention.kind) {
     case AttentionKind::kAbc:
-      return kernels::AbcStateFloatsPerLayer(config.n_heads, config.head_dim(), attention.slots);
+      return kernels::AbcStateFloatsPerLayer(config.n_heads, config.head_dim(), attention.memory_rows);
     case AttentionKind::kRfa:
       return kernels::RfaStateFloatsPerLayer(config.n_heads, config.head_dim(), attention.features);
     case AttentionKind::kLuna:

@@ -8,9 +8,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/json_document.h"
 #include "models/json_fields.h"
-#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 constexpr int64_t kMaxVocab = 1 << 22;
 constexpr int64_t kMaxWidth = 1 << 16;  // d_model, d_ffn
 constexpr int64_t kMaxLayers = 1024;
-constexpr int64_t kMaxAttentionSize = 1 << 16;  // slots, features, length
+constexpr int64_t kMaxAttentionSize = 1 << 16;  // abc memory rows, features, length
 constexpr int64_t kMaxContext = 1 << 24;
 constexpr int64_t kMaxPositionOffset = 1 << 24;
 
@@ -38,7 +38,8 @@ absl::Status ParseAttention(const nlohmann::json& object, const std::string& sou
   switch (attention.kind) {
     case AttentionKind::kAbc: {
       SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys({"kind", "slots"}, context));
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.slots, fields.Integer("slots", 1, kMaxAttentionSize));
+      SLOTSERVE_ASSIGN_OR_RETURN(attention.memory_rows,
+                                 fields.Integer("slots", 1, kMaxAttentionSize));
       break;
     }
     case AttentionKind::kRfa: {

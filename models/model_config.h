@@ -13,7 +13,8 @@ enum class AttentionKind { kAbc, kRfa, kLuna, kSoftmax };
 
 struct AttentionConfig {
   AttentionKind kind = AttentionKind::kAbc;
-  int slots = 0;  // abc: M
+  // abc: M, the rows of its memory (config.json key "slots"; not the server's state slots)
+  int memory_rows = 0;
   // rfa
   int features = 0;  // D
   bool gate = false;

@@ -33,7 +33,7 @@ void AddAttention(std::vector<ExpectedTensor>& tensors, const ModelConfig& confi
   AddLinear(tensors, attn + "o_proj", E, E);
   switch (attention.kind) {
     case AttentionKind::kAbc:
-      AddLinear(tensors, attn + "slot_proj", H * attention.slots, E);
+      AddLinear(tensors, attn + "slot_proj", H * attention.memory_rows, E);
       break;
     case AttentionKind::kRfa:
       tensors.push_back({attn + "rfa_random", {H, attention.features, d}});

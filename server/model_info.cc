@@ -10,7 +10,7 @@ namespace {
 void DescribeAttentionMemory(const models::AttentionConfig& attention, v1::ModelInfo* info) {
   switch (attention.kind) {
     case models::AttentionKind::kAbc:
-      info->set_attention_memory_size(attention.slots);
+      info->set_attention_memory_size(attention.memory_rows);
       info->set_attention_memory_unit("slots");
       return;
     case models::AttentionKind::kRfa:

@@ -60,7 +60,7 @@ std::string DescribeAttention(const models::AttentionConfig& attention) {
   const char* kind = models::AttentionKindName(attention.kind);
   switch (attention.kind) {
     case models::AttentionKind::kAbc:
-      return absl::StrCat(kind, ", ", attention.slots, " slots");
+      return absl::StrCat(kind, ", ", attention.memory_rows, " slots");
     case models::AttentionKind::kRfa:
       return absl::StrCat(kind, ", ", attention.features, " random features");
     case models::AttentionKind::kLuna:
