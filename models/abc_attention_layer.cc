@@ -9,8 +9,7 @@ class AbcAttentionLayer final
     : public KernelAttentionLayer<kernels::AbcParams, kernels::LaunchAbcPrefill,
                                   kernels::LaunchAbcStep> {
  public:
-  AbcAttentionLayer(const ModelConfig& config, kernels::Backend backend)
-      : KernelAttentionLayer(config, backend, {"q_proj", "k_proj", "v_proj", "slot_proj"}) {}
+  using KernelAttentionLayer::KernelAttentionLayer;
 
  private:
   void FillKindParams(const AttentionIo& io, kernels::AbcParams& params) const override {
@@ -21,8 +20,9 @@ class AbcAttentionLayer final
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(const ModelConfig& config,
-                                                                        kernels::Backend backend) {
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& /*file*/,
+    int /*layer*/) {
   return std::make_unique<AbcAttentionLayer>(config, backend);
 }
 
