@@ -4,7 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "models/model_config.h"
+#include "models/attention_kind.h"
 
 namespace slotserve::bench {
 namespace {
@@ -111,21 +111,10 @@ absl::Status BenchModel::PrefillIntoEmptySlot(int length) {
 double BenchModel::MatmulFlopsPerToken() const {
   const models::ModelConfig& c = config();
   const double e = c.d_model;
-  const models::AttentionConfig& a = c.attention;
-  double projection_width = 3 * e;  // q, k, v
-  switch (a.kind) {
-    case models::AttentionKind::kAbc:
-      projection_width += static_cast<double>(c.n_heads) * a.slots;  // slot_proj
-      break;
-    case models::AttentionKind::kRfa:
-      if (a.gate) projection_width += c.n_heads;  // gate_proj
-      break;
-    case models::AttentionKind::kLuna:
-      projection_width += e;                // pc_proj
-      if (a.tie_kv) projection_width -= e;  // no v_proj
-      break;
-    case models::AttentionKind::kSoftmax:
-      break;
+  double projection_width = 0;  // the fused input projections: q, k, v and the kind's own
+  for (const models::InputProjection& projection :
+       models::DescribeAttentionKind(c.attention.kind).input_projections(c)) {
+    projection_width += static_cast<double>(projection.outputs);
   }
   const double per_layer = e * projection_width + e * e + 2 * e * c.d_ffn;
   const double head = static_cast<double>(c.vocab_size) * e;
@@ -134,23 +123,9 @@ double BenchModel::MatmulFlopsPerToken() const {
 
 double BenchModel::AttentionFlopsPerToken(int context) const {
   const models::ModelConfig& c = config();
-  const double d = c.head_dim();
-  const models::AttentionConfig& a = c.attention;
-  double per_head = 0;
-  switch (a.kind) {
-    case models::AttentionKind::kAbc:  // K~, V~ updates, scores, output: 4 M x d multiply-adds
-      per_head = 8.0 * a.slots * d;
-      break;
-    case models::AttentionKind::kRfa:  // phi(q), phi(k), S update, readout: 6 D x d
-      per_head = 12.0 * a.features * d;
-      break;
-    case models::AttentionKind::kLuna:  // p_t, A and C updates, q.A, a.C: 5 L x d
-      per_head = 10.0 * a.length * d;
-      break;
-    case models::AttentionKind::kSoftmax:  // q.K and a.V over the cache: 2 context x d
-      per_head = 4.0 * std::max(context, 1) * d;
-      break;
-  }
+  const double memory = models::AttentionMemoryAtContext(c.attention, std::max(context, 1));
+  const double per_head = models::DescribeAttentionKind(c.attention.kind).flops_per_memory_element *
+                          memory * c.head_dim();
   return static_cast<double>(c.n_layers) * c.n_heads * per_head;
 }
 

@@ -3,8 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/softmax_attention.h"
-#include "models/model_config.h"
+#include "models/attention_kind.h"
 
 namespace slotserve::bench {
 
@@ -18,16 +17,12 @@ absl::Status AddMemoryRows(const std::string& name, const models::LanguageModel&
                            const std::vector<int>& contexts, const std::vector<double>& budgets_gib,
                            ResultTable& table) {
   const models::ModelConfig& config = model.config();
-  const bool softmax = config.attention.kind == models::AttentionKind::kSoftmax;
   for (int context : contexts) {
     if (context <= 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("memory: contexts must be > 0, got ", context));
     }
-    const int64_t bytes =
-        softmax ? kernels::SoftmaxStateFloatsPerLayer(config.n_heads, config.head_dim(), context) *
-                      config.n_layers * static_cast<int64_t>(sizeof(float))
-                : model.state_bytes_per_request();
+    const int64_t bytes = models::StateBytesAtContext(config, context);
     for (double budget : budgets_gib) {
       const double budget_bytes = budget * 1024.0 * 1024.0 * 1024.0;
       table.NewRow()

@@ -17,9 +17,9 @@ namespace slotserve::bench {
 ResultTable MakeMemoryTable();
 
 // One row per (context, budget). For the bounded kinds the bytes are the model's own
-// state_bytes_per_request (what the server reports and the slot pool allocates); for softmax
-// they are the KV cache a request at that context needs (the pool itself allocates
-// max_context's worth per slot).
+// state_bytes_per_request (what the server reports and the slot pool allocates); for a kind
+// whose memory is the context (softmax) they are the KV cache a request at that context needs
+// (the pool itself allocates max_context's worth per slot): models::StateBytesAtContext.
 absl::Status AddMemoryRows(const std::string& name, const models::LanguageModel& model,
                            const std::vector<int>& contexts, const std::vector<double>& budgets_gib,
                            ResultTable& table);

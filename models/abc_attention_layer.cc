@@ -1,4 +1,4 @@
-// ABC: the fused projection is [q | k | v | slot logits (H*M)].
+// ABC: the fused projection is [q | k | v | memory logits (slot_proj, H*M)].
 #include "kernels/abc_attention.h"
 #include "models/attention_layer.h"
 
@@ -9,20 +9,20 @@ class AbcAttentionLayer final
     : public KernelAttentionLayer<kernels::AbcParams, kernels::LaunchAbcPrefill,
                                   kernels::LaunchAbcStep> {
  public:
-  AbcAttentionLayer(const ModelConfig& config, kernels::Backend backend)
-      : KernelAttentionLayer(config, backend, {"q_proj", "k_proj", "v_proj", "slot_proj"}) {}
+  using KernelAttentionLayer::KernelAttentionLayer;
 
  private:
   void FillKindParams(const AttentionIo& io, kernels::AbcParams& params) const override {
-    params.slots = config().attention.slots;
-    params.slot_logits = io.projections + 3 * config().d_model;
+    params.memory_rows = config().attention.memory_rows;
+    params.memory_logits = io.projections + 3 * config().d_model;
   }
 };
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(const ModelConfig& config,
-                                                                        kernels::Backend backend) {
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& /*file*/,
+    int /*layer*/) {
   return std::make_unique<AbcAttentionLayer>(config, backend);
 }
 

@@ -1,13 +1,12 @@
-// One layer's attention mixer (DESIGN §3): which Linear projections of the attention input it
-// reads, its per-layer constants, and the prefill / step kernels it runs. The block around it
-// (norms, the fused input GEMM, o_proj, the FFN) is the same for every kind and lives in
-// TransformerModel.
+// One layer's attention mixer (DESIGN §3): where in the fused input projection it finds its
+// inputs, its per-layer constants, and the prefill / step kernels it runs. Which projections
+// are fused, in what order, and which tensors a layer has is the kind's description
+// (attention_kind.h). The block around the mixer (norms, the fused input GEMM, o_proj, the FFN)
+// is the same for every kind and lives in TransformerModel.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
@@ -18,7 +17,8 @@
 namespace slotserve::models {
 
 // Where one call's activations are: `rows` rows of the fused input projection (the outputs of
-// projection_names() side by side, row stride `stride`) and the [rows, E] attention output.
+// the kind's input projections side by side, row stride `stride`) and the [rows, E] attention
+// output.
 struct AttentionIo {
   int rows = 0;
   const float* projections = nullptr;
@@ -30,11 +30,6 @@ struct AttentionIo {
 class AttentionLayer {
  public:
   virtual ~AttentionLayer() = default;
-
-  // Linear layers under layers.{i}.attn. whose outputs this kind reads, in the column order of
-  // the fused projection ("q_proj", "k_proj", ...). The caller stacks their weights (and
-  // biases) into one matrix so that a whole chunk is projected by one GEMM.
-  virtual const std::vector<std::string>& projection_names() const = 0;
 
   // One request's `io.rows` consecutive tokens, queued on `stream` (null: the backend's default).
   virtual void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target,
@@ -55,11 +50,8 @@ template <typename Params,
                               kernels::Stream)>
 class KernelAttentionLayer : public AttentionLayer {
  public:
-  KernelAttentionLayer(const ModelConfig& config, kernels::Backend backend,
-                       std::vector<std::string> projection_names)
-      : config_(config), backend_(backend), projection_names_(std::move(projection_names)) {}
-
-  const std::vector<std::string>& projection_names() const final { return projection_names_; }
+  KernelAttentionLayer(const ModelConfig& config, kernels::Backend backend)
+      : config_(config), backend_(backend) {}
 
   void Prefill(const AttentionIo& io, const kernels::PrefillTarget& target,
                kernels::Stream stream) const final {
@@ -95,22 +87,20 @@ class KernelAttentionLayer : public AttentionLayer {
 
   ModelConfig config_;
   kernels::Backend backend_;
-  std::vector<std::string> projection_names_;
 };
 
-// Floats of one layer's state for one request (DESIGN §3; the position lives in StateArena).
-int64_t AttentionStateFloatsPerLayer(const ModelConfig& config);
-
-// Builds layer `layer`'s mixer for config.attention.kind, loading its constants from `file`
-// (already checked by CheckWeights) to the backend's device.
+// Builds layer `layer`'s mixer for config.attention.kind (its description's create_layer),
+// loading its constants from `file` (already checked by CheckWeights) to the backend's device.
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAttentionLayer(const ModelConfig& config,
                                                                      kernels::Backend backend,
                                                                      const SafetensorsFile& file,
                                                                      int layer);
 
-// One per kind, in <kind>_attention_layer.cc.
+// One per kind, in <kind>_attention_layer.cc; the kinds' descriptions point at them.
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(const ModelConfig& config,
-                                                                        kernels::Backend backend);
+                                                                        kernels::Backend backend,
+                                                                        const SafetensorsFile& file,
+                                                                        int layer);
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(const ModelConfig& config,
                                                                         kernels::Backend backend,
                                                                         const SafetensorsFile& file,
@@ -118,6 +108,6 @@ absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(const Mo
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateLunaAttentionLayer(
     const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer);
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateSoftmaxAttentionLayer(
-    const ModelConfig& config, kernels::Backend backend);
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer);
 
 }  // namespace slotserve::models

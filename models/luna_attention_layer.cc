@@ -2,12 +2,14 @@
 // v = k). pq = pq_proj(luna_p) / sqrt(d) does not depend on the sequence and is computed once
 // at load.
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "base/status_macros.h"
 #include "kernels/luna_attention.h"
 #include "models/attention_layer.h"
 #include "models/device_weights.h"
 #include "models/model_weights.h"
-#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {
@@ -17,12 +19,7 @@ class LunaAttentionLayer final
                                   kernels::LaunchLunaStep> {
  public:
   LunaAttentionLayer(const ModelConfig& config, kernels::Backend backend, kernels::DeviceBuffer pq)
-      : KernelAttentionLayer(
-            config, backend,
-            config.attention.tie_kv
-                ? std::vector<std::string>{"q_proj", "k_proj", "pc_proj"}
-                : std::vector<std::string>{"q_proj", "k_proj", "v_proj", "pc_proj"}),
-        pq_(std::move(pq)) {}
+      : KernelAttentionLayer(config, backend), pq_(std::move(pq)) {}
 
  private:
   void FillKindParams(const AttentionIo& io, kernels::LunaParams& params) const override {

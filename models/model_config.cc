@@ -8,9 +8,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "models/attention_kind.h"
 #include "models/json_document.h"
 #include "models/json_fields.h"
-#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {
@@ -20,68 +21,29 @@ namespace {
 constexpr int64_t kMaxVocab = 1 << 22;
 constexpr int64_t kMaxWidth = 1 << 16;  // d_model, d_ffn
 constexpr int64_t kMaxLayers = 1024;
-constexpr int64_t kMaxAttentionSize = 1 << 16;  // slots, features, length
-constexpr int64_t kMaxContext = 1 << 24;
 constexpr int64_t kMaxPositionOffset = 1 << 24;
 
 constexpr char kFormat[] = "slotserve-lm";
 constexpr int64_t kFormatVersion = 1;
 
+// The attention object, as its kind's description says: the kind, then no key the kind does
+// not know, its memory size, and its options.
 absl::Status ParseAttention(const nlohmann::json& object, const std::string& source,
                             AttentionConfig& attention) {
   JsonFields fields(object, source, "attention.");
-  SLOTSERVE_ASSIGN_OR_RETURN(const int kind,
-                             fields.Choice("kind", {"abc", "rfa", "luna", "softmax"}));
-  attention.kind = static_cast<AttentionKind>(kind);
-  const std::string context =
-      absl::StrCat(" for attention.kind \"", AttentionKindName(attention.kind), "\"");
-  switch (attention.kind) {
-    case AttentionKind::kAbc: {
-      SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys({"kind", "slots"}, context));
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.slots, fields.Integer("slots", 1, kMaxAttentionSize));
-      break;
-    }
-    case AttentionKind::kRfa: {
-      SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys(
-          {"kind", "features", "gate", "feature_scale", "eps", "norm_eps", "layout"}, context));
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.features,
-                                 fields.Integer("features", 1, kMaxAttentionSize));
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.gate, fields.Bool("gate"));
-      SLOTSERVE_ASSIGN_OR_RETURN(const double feature_scale, fields.Number("feature_scale"));
-      if (static_cast<float>(feature_scale) == 0)
-        return fields.Error("feature_scale", "must not be 0");
-      SLOTSERVE_ASSIGN_OR_RETURN(const double eps, fields.Number("eps"));
-      if (static_cast<float>(eps) <= 0)
-        return fields.Error("eps", absl::StrCat("must be > 0, got ", eps));
-      SLOTSERVE_ASSIGN_OR_RETURN(const double norm_eps, fields.Number("norm_eps"));
-      if (static_cast<float>(norm_eps) <= 0) {
-        return fields.Error("norm_eps", absl::StrCat("must be > 0, got ", norm_eps));
-      }
-      SLOTSERVE_ASSIGN_OR_RETURN(const int layout,
-                                 fields.Choice("layout", {"concat", "interleave"}));
-      attention.feature_scale = static_cast<float>(feature_scale);
-      attention.eps = static_cast<float>(eps);
-      attention.norm_eps = static_cast<float>(norm_eps);
-      attention.interleave = layout == 1;
-      break;
-    }
-    case AttentionKind::kLuna: {
-      SLOTSERVE_RETURN_IF_ERROR(
-          fields.RefuseUnknownKeys({"kind", "length", "activation", "tie_kv"}, context));
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.length, fields.Integer("length", 1, kMaxAttentionSize));
-      SLOTSERVE_ASSIGN_OR_RETURN(const int activation,
-                                 fields.Choice("activation", {"softplus", "elu1"}));
-      attention.elu1 = activation == 1;
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.tie_kv, fields.Bool("tie_kv"));
-      break;
-    }
-    case AttentionKind::kSoftmax: {
-      SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys({"kind", "max_context"}, context));
-      SLOTSERVE_ASSIGN_OR_RETURN(attention.max_context,
-                                 fields.Integer("max_context", 1, kMaxContext));
-      break;
-    }
-  }
+  std::vector<std::string> kind_names;
+  for (const AttentionKindDescription& kind : AttentionKinds()) kind_names.push_back(kind.name);
+  SLOTSERVE_ASSIGN_OR_RETURN(const int kind_index, fields.Choice("kind", kind_names));
+  const AttentionKindDescription& kind = AttentionKinds()[kind_index];
+  attention.kind = kind.kind;
+  std::vector<std::string> known_keys = {"kind", kind.memory_size_key};
+  known_keys.insert(known_keys.end(), kind.option_keys.begin(), kind.option_keys.end());
+  SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys(
+      known_keys, absl::StrCat(" for attention.kind \"", kind.name, "\"")));
+  SLOTSERVE_ASSIGN_OR_RETURN(attention.*kind.memory_size,
+                             fields.Integer(kind.memory_size_key, 1, kind.max_memory_size));
+  if (kind.parse_options != nullptr)
+    SLOTSERVE_RETURN_IF_ERROR(kind.parse_options(fields, attention));
   return absl::OkStatus();
 }
 
@@ -148,20 +110,6 @@ absl::StatusOr<ModelConfig> ParseConfigObject(const nlohmann::json& document,
 }
 
 }  // namespace
-
-const char* AttentionKindName(AttentionKind kind) {
-  switch (kind) {
-    case AttentionKind::kAbc:
-      return "abc";
-    case AttentionKind::kRfa:
-      return "rfa";
-    case AttentionKind::kLuna:
-      return "luna";
-    case AttentionKind::kSoftmax:
-      return "softmax";
-  }
-  return "unknown";
-}
 
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                                              const std::string& source) {

@@ -9,11 +9,13 @@
 
 namespace slotserve::models {
 
+// Each kind's name, memory size, keys, state and tensors: models/attention_kind.h.
 enum class AttentionKind { kAbc, kRfa, kLuna, kSoftmax };
 
 struct AttentionConfig {
   AttentionKind kind = AttentionKind::kAbc;
-  int slots = 0;  // abc: M
+  // abc: M, the rows of its memory (config.json key "slots"; not the server's state slots)
+  int memory_rows = 0;
   // rfa
   int features = 0;  // D
   bool gate = false;
@@ -48,6 +50,7 @@ struct ModelConfig {
   int head_dim() const { return d_model / n_heads; }
 };
 
+// "abc", "rfa", "luna", "softmax": the kind's name in its description (attention_kind.h).
 const char* AttentionKindName(AttentionKind kind);
 
 // Parses and validates config.json text. Errors name the key, what was expected and what was

@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "models/attention_kind.h"
 
 namespace slotserve::models {
 namespace {
@@ -20,33 +21,9 @@ void AddNorm(std::vector<ExpectedTensor>& tensors, const std::string& name, int6
 }
 
 void AddAttention(std::vector<ExpectedTensor>& tensors, const ModelConfig& config, int layer) {
-  const std::string attn = AttentionPrefix(layer);
-  const int64_t E = config.d_model;
-  const int64_t H = config.n_heads;
-  const int64_t d = config.head_dim();
-  const AttentionConfig& attention = config.attention;
-  AddLinear(tensors, attn + "q_proj", E, E);
-  AddLinear(tensors, attn + "k_proj", E, E);
-  if (!(attention.kind == AttentionKind::kLuna && attention.tie_kv)) {
-    AddLinear(tensors, attn + "v_proj", E, E);
-  }
-  AddLinear(tensors, attn + "o_proj", E, E);
-  switch (attention.kind) {
-    case AttentionKind::kAbc:
-      AddLinear(tensors, attn + "slot_proj", H * attention.slots, E);
-      break;
-    case AttentionKind::kRfa:
-      tensors.push_back({attn + "rfa_random", {H, attention.features, d}});
-      tensors.push_back({attn + "rfa_sigma", {H, d}});
-      if (attention.gate) AddLinear(tensors, attn + "gate_proj", H, E);
-      break;
-    case AttentionKind::kLuna:
-      tensors.push_back({attn + "luna_p", {attention.length, E}});
-      AddLinear(tensors, attn + "pq_proj", E, E);
-      AddLinear(tensors, attn + "pc_proj", E, E);
-      break;
-    case AttentionKind::kSoftmax:
-      break;
+  const std::string prefix = AttentionPrefix(layer);
+  for (AttentionTensor& tensor : AttentionLayerTensors(config)) {
+    tensors.push_back({prefix + tensor.name, std::move(tensor.shape)});
   }
 }
 

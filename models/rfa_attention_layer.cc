@@ -1,12 +1,14 @@
 // RFA: the fused projection is [q | k | v] plus, with gate=true, H gate logits. The random
 // projection W~ = rfa_random * rfa_sigma is folded once at load.
 #include <cmath>
+#include <string>
+#include <vector>
 
+#include "base/status_macros.h"
 #include "kernels/rfa_attention.h"
 #include "models/attention_layer.h"
 #include "models/device_weights.h"
 #include "models/model_weights.h"
-#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {
@@ -17,12 +19,7 @@ class RfaAttentionLayer final
  public:
   RfaAttentionLayer(const ModelConfig& config, kernels::Backend backend,
                     kernels::DeviceBuffer projection)
-      : KernelAttentionLayer(
-            config, backend,
-            config.attention.gate
-                ? std::vector<std::string>{"q_proj", "k_proj", "v_proj", "gate_proj"}
-                : std::vector<std::string>{"q_proj", "k_proj", "v_proj"}),
-        projection_(std::move(projection)) {}
+      : KernelAttentionLayer(config, backend), projection_(std::move(projection)) {}
 
  private:
   void FillKindParams(const AttentionIo& io, kernels::RfaParams& params) const override {

@@ -10,8 +10,7 @@ class SoftmaxAttentionLayer final
                                   kernels::LaunchSoftmaxAttentionPrefill,
                                   kernels::LaunchSoftmaxAttentionStep> {
  public:
-  SoftmaxAttentionLayer(const ModelConfig& config, kernels::Backend backend)
-      : KernelAttentionLayer(config, backend, {"q_proj", "k_proj", "v_proj"}) {}
+  using KernelAttentionLayer::KernelAttentionLayer;
 
  private:
   void FillKindParams(const AttentionIo& /*io*/,
@@ -23,7 +22,8 @@ class SoftmaxAttentionLayer final
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateSoftmaxAttentionLayer(
-    const ModelConfig& config, kernels::Backend backend) {
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& /*file*/,
+    int /*layer*/) {
   return std::make_unique<SoftmaxAttentionLayer>(config, backend);
 }
 

@@ -12,6 +12,7 @@
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/positions.h"
+#include "models/attention_kind.h"
 #include "base/status_macros.h"
 
 namespace slotserve::models {
@@ -104,7 +105,10 @@ int64_t TransformerModel::state_bytes_per_request() const {
 }
 
 int32_t TransformerModel::max_positions() const {
-  if (config_.attention.kind == AttentionKind::kSoftmax) return config_.attention.max_context;
+  // A KV cache holds one row per token, so its memory size is the longest context.
+  if (DescribeAttentionKind(config_.attention.kind).memory_is_context) {
+    return AttentionMemorySize(config_.attention);
+  }
   // Bounded only by the position fed to the embedding staying an int32.
   return std::numeric_limits<int32_t>::max() - config_.position_offset;
 }

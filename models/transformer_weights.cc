@@ -3,8 +3,9 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "models/model_weights.h"
 #include "base/status_macros.h"
+#include "models/attention_kind.h"
+#include "models/model_weights.h"
 
 namespace slotserve::models {
 namespace {
@@ -59,9 +60,9 @@ absl::StatusOr<TransformerWeights> LoadTransformerWeights(const ModelConfig& con
     BlockWeights block;
     SLOTSERVE_ASSIGN_OR_RETURN(block.attn_norm, LoadNorm(backend, file, prefix + "attn_norm"));
     SLOTSERVE_ASSIGN_OR_RETURN(block.attention, CreateAttentionLayer(config, backend, file, layer));
-    SLOTSERVE_ASSIGN_OR_RETURN(block.input_projection,
-                               LoadStackedLinear(backend, file, AttentionPrefix(layer),
-                                                 block.attention->projection_names()));
+    SLOTSERVE_ASSIGN_OR_RETURN(
+        block.input_projection,
+        LoadStackedLinear(backend, file, AttentionPrefix(layer), InputProjectionNames(config)));
     SLOTSERVE_ASSIGN_OR_RETURN(block.o_proj,
                                LoadLinear(backend, file, AttentionPrefix(layer) + "o_proj"));
     SLOTSERVE_ASSIGN_OR_RETURN(block.ffn_norm, LoadNorm(backend, file, prefix + "ffn_norm"));

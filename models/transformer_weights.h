@@ -29,7 +29,7 @@ struct NormWeights {
 struct BlockWeights {
   NormWeights attn_norm;
   std::unique_ptr<AttentionLayer> attention;
-  // attention->projection_names() stacked: one GEMM gives every input of the attention kernel.
+  // The kind's input projections stacked: one GEMM gives every input of the attention kernel.
   LinearWeights input_projection;
   LinearWeights o_proj;
   NormWeights ffn_norm;

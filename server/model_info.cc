@@ -1,34 +1,9 @@
 #include "server/model_info.h"
 
 #include "kernels/backend.h"
-#include "models/model_config.h"
+#include "models/attention_kind.h"
 
 namespace slotserve::server {
-namespace {
-
-// How big the attention's per-request memory is, in the unit its kind counts it in.
-void DescribeAttentionMemory(const models::AttentionConfig& attention, v1::ModelInfo* info) {
-  switch (attention.kind) {
-    case models::AttentionKind::kAbc:
-      info->set_attention_memory_size(attention.slots);
-      info->set_attention_memory_unit("slots");
-      return;
-    case models::AttentionKind::kRfa:
-      info->set_attention_memory_size(attention.features);
-      info->set_attention_memory_unit("features");
-      return;
-    case models::AttentionKind::kLuna:
-      info->set_attention_memory_size(attention.length);
-      info->set_attention_memory_unit("length");
-      return;
-    case models::AttentionKind::kSoftmax:
-      info->set_attention_memory_size(attention.max_context);
-      info->set_attention_memory_unit("max_context");
-      return;
-  }
-}
-
-}  // namespace
 
 v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::string& model_name) {
   const models::ModelConfig& config = scheduler.model_config();
@@ -37,8 +12,11 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   v1::ModelInfo info;
   info.set_model(model_name);
   info.set_architecture("decoder-only transformer, pre-norm");
-  info.set_attention_kind(models::AttentionKindName(config.attention.kind));
-  DescribeAttentionMemory(config.attention, &info);
+  const models::AttentionKindDescription& kind =
+      models::DescribeAttentionKind(config.attention.kind);
+  info.set_attention_kind(kind.name);
+  info.set_attention_memory_size(models::AttentionMemorySize(config.attention));
+  info.set_attention_memory_unit(kind.memory_size_key);
   info.set_vocab_size(config.vocab_size);
   info.set_d_model(config.d_model);
   info.set_n_layers(config.n_layers);

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/compute_threads.h"
+#include "models/attention_kind.h"
 #include "models/language_model.h"
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
@@ -53,22 +54,6 @@ std::string ModelName(const std::filesystem::path& dir) {
   std::filesystem::path normalized = dir.lexically_normal();
   if (normalized.filename().empty()) normalized = normalized.parent_path();
   return normalized.filename().string();
-}
-
-// "abc, 32 slots"
-std::string DescribeAttention(const models::AttentionConfig& attention) {
-  const char* kind = models::AttentionKindName(attention.kind);
-  switch (attention.kind) {
-    case models::AttentionKind::kAbc:
-      return absl::StrCat(kind, ", ", attention.slots, " slots");
-    case models::AttentionKind::kRfa:
-      return absl::StrCat(kind, ", ", attention.features, " random features");
-    case models::AttentionKind::kLuna:
-      return absl::StrCat(kind, ", projected length ", attention.length);
-    case models::AttentionKind::kSoftmax:
-      return absl::StrCat(kind, ", KV cache up to ", attention.max_context, " tokens");
-  }
-  return kind;
 }
 
 // "host:port" with the port the listener actually got (port 0 asks for a free one).
@@ -207,8 +192,9 @@ absl::Status RunServer(const ServerConfig& config) {
       "request, %d state slots (%.1f MiB, from %s), device sampling %s, listening on "
       "%s, metrics on http://%s/metrics\n",
       model_name.c_str(), config.model_dir.c_str(),
-      DescribeAttention(model_config.attention).c_str(), kernels::BackendName(config.backend),
-      static_cast<long long>(state_bytes), scheduler_options.max_slots,
+      models::DescribeAttention(model_config.attention).c_str(),
+      kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
+      scheduler_options.max_slots,
       static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
       pool_origin.c_str(),
       engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",

@@ -1,6 +1,6 @@
 // cpu ABC (DESIGN §3). Prefill scans the chunk head by head so one head's state (2*M*d + 2*M
 // floats, 16 KiB for M = 32, d = 64) stays in L1 across the whole chunk; step walks the B
-// requests, each at its own slot.
+// requests, each at its own state slot.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -20,26 +20,26 @@ struct AbcHeadState {
 };
 
 AbcHeadState HeadState(const AbcParams& p, float* layer_state, int h) {
-  const int64_t block = static_cast<int64_t>(p.slots) * p.head_dim;
-  float* base = layer_state + h * (2 * block + 2LL * p.slots);
-  return {base, base + block, base + 2 * block, base + 2 * block + p.slots};
+  const int64_t block = static_cast<int64_t>(p.memory_rows) * p.head_dim;
+  float* base = layer_state + h * AbcStateFloatsPerHead(p.head_dim, p.memory_rows);
+  return {base, base + block, base + 2 * block, base + 2 * block + p.memory_rows};
 }
 
 // Absorbs one token of head h into `state` and writes the head's output; `scores` holds M floats.
 void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state, float* scores) {
   const int d = p.head_dim;
-  const int slots = p.slots;
+  const int memory_rows = p.memory_rows;
   const float* q = p.q + row * p.in_stride + h * d;
   const float* k = p.k + row * p.in_stride + h * d;
   const float* v = p.v + row * p.in_stride + h * d;
-  const float* logits = p.slot_logits + row * p.in_stride + h * slots;
+  const float* logits = p.memory_logits + row * p.in_stride + h * memory_rows;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  for (int j = 0; j < slots; ++j) {
+  for (int j = 0; j < memory_rows; ++j) {
     const float s = logits[j];
-    float decay = 0.0f, weight = 1.0f;  // an empty slot (z == 0) simply takes the token
+    float decay = 0.0f, weight = 1.0f;  // an empty memory row (z == 0) takes the token
     float new_max = s;
     if (state.z[j] != 0.0f) {
-      // One of exp(m - m') and exp(s - m') is exp(0) = 1, so one exp call per slot suffices.
+      // One of exp(m - m') and exp(s - m') is exp(0) = 1, so one exp call per memory row suffices.
       const float old_max = state.running_max[j];
       const float smaller = std::exp(-std::abs(s - old_max));
       if (s > old_max) {
@@ -57,10 +57,10 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
     // K̄_j . q = (K~_j . q) / z_j
     scores[j] = cpu::Dot(state.key_sum + j * d, q, d) * scale / state.z[j];
   }
-  cpu::SoftmaxInPlace(scores, slots);
+  cpu::SoftmaxInPlace(scores, memory_rows);
   float* out = p.out + row * p.out_stride + h * d;
   std::fill(out, out + d, 0.0f);
-  for (int j = 0; j < slots; ++j)
+  for (int j = 0; j < memory_rows; ++j)
     cpu::Axpy(scores[j] / state.z[j], state.value_sum + j * d, out, d);
 }
 
@@ -70,7 +70,7 @@ template <>
 void LaunchAbcPrefill<Backend::kCpu>(const AbcParams& p, const PrefillTarget& target,
                                      Stream /*stream*/) {
   float* layer_state = host::LayerState(target.state, target.slot);
-  std::vector<float> scores(p.slots);
+  std::vector<float> scores(p.memory_rows);
   for (int h = 0; h < p.heads; ++h) {
     const AbcHeadState state = HeadState(p, layer_state, h);
     for (int r = 0; r < p.rows; ++r) AbcHeadToken(p, r, h, state, scores.data());
@@ -79,7 +79,7 @@ void LaunchAbcPrefill<Backend::kCpu>(const AbcParams& p, const PrefillTarget& ta
 
 template <>
 void LaunchAbcStep<Backend::kCpu>(const AbcParams& p, const StepTarget& target, Stream /*stream*/) {
-  std::vector<float> scores(p.slots);
+  std::vector<float> scores(p.memory_rows);
   for (int r = 0; r < p.rows; ++r) {
     float* layer_state = host::LayerState(target.state, target.slots[r]);
     for (int h = 0; h < p.heads; ++h) {

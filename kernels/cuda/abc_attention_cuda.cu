@@ -1,10 +1,10 @@
 // CUDA ABC (DESIGN §3; state layout in kernels/abc_attention.h). One block per (token, head):
-//   1. threads over the M slots: new running max, decay c, weight w, z' = c z + w;
-//   2. a warp per slot row: K~ = c K~ + w k, and its score (K~ q) / z' / sqrt(d);
+//   1. threads over the M memory rows: new running max, decay c, weight w, z' = c z + w;
+//   2. a warp per memory row: K~ = c K~ + w k, and its score (K~ q) / z' / sqrt(d);
 //   3. softmax over the M scores, each divided by z' so that V~ needs no division;
 //   4. V~ = c V~ + w v fused with out = sum_i a_i V~_i (column sums).
-// Step: grid (heads, requests), each request's state gathered by its slot. Prefill: grid
-// (heads), the block scans the chunk's tokens in order.
+// Step: grid (heads, requests), each request's state gathered by its state slot. Prefill:
+// grid (heads), the block scans the chunk's tokens in order.
 #include <cmath>
 
 #include "kernels/abc_attention.h"
@@ -26,43 +26,43 @@ struct AbcShared {
   float* partial;  // [blockDim]
   float* scratch;  // [32]
 
-  __device__ AbcShared(float* base, int d, int slots) {
+  __device__ AbcShared(float* base, int d, int memory_rows) {
     q = base;
     k = q + d;
     v = k + d;
     decay = v + d;
-    weight = decay + slots;
-    inv_z = weight + slots;
-    score = inv_z + slots;
-    partial = score + slots;
+    weight = decay + memory_rows;
+    inv_z = weight + memory_rows;
+    score = inv_z + memory_rows;
+    partial = score + memory_rows;
     scratch = partial + blockDim.x;
   }
 };
 
 std::size_t AbcSharedBytes(const AbcParams& p, int threads) {
-  return sizeof(float) * (3 * p.head_dim + 4 * p.slots + threads + kWarpSize);
+  return sizeof(float) * (3 * p.head_dim + 4 * p.memory_rows + threads + kWarpSize);
 }
 
 // Absorbs input row `row` into one head's state and writes that head's output.
 __device__ void AbcHeadToken(const AbcParams& p, int row, int h, float* head_state,
                              AbcShared& shared) {
   const int d = p.head_dim;
-  const int slots = p.slots;
-  float* key_sum = head_state;             // K~ [M x d]
-  float* value_sum = key_sum + slots * d;  // V~ [M x d]
-  float* z = value_sum + slots * d;        // [M]
-  float* running_max = z + slots;          // [M]
+  const int memory_rows = p.memory_rows;
+  float* key_sum = head_state;                   // K~ [M x d]
+  float* value_sum = key_sum + memory_rows * d;  // V~ [M x d]
+  float* z = value_sum + memory_rows * d;        // [M]
+  float* running_max = z + memory_rows;          // [M]
   const int64_t in_row = static_cast<int64_t>(row) * p.in_stride;
 
   __syncthreads();  // shared inputs of the previous token (prefill) are no longer read
   cuda::LoadScaled(p.q + in_row + h * d, d, 1.0f, shared.q);
   cuda::LoadScaled(p.k + in_row + h * d, d, 1.0f, shared.k);
   cuda::LoadScaled(p.v + in_row + h * d, d, 1.0f, shared.v);
-  const float* logits = p.slot_logits + in_row + static_cast<int64_t>(h) * slots;
-  for (int i = threadIdx.x; i < slots; i += blockDim.x) {
+  const float* logits = p.memory_logits + in_row + static_cast<int64_t>(h) * memory_rows;
+  for (int i = threadIdx.x; i < memory_rows; i += blockDim.x) {
     const float s = logits[i];
     const float old_z = z[i];
-    // An empty slot (z == 0) has running max -inf: its old contents get weight 0.
+    // An empty memory row (z == 0) has running max -inf: its old contents get weight 0.
     const bool empty = old_z == 0.0f;
     const float new_max = empty ? s : fmaxf(running_max[i], s);
     const float decay = empty ? 0.0f : expf(running_max[i] - new_max);
@@ -79,7 +79,7 @@ __device__ void AbcHeadToken(const AbcParams& p, int row, int h, float* head_sta
   const int lane = threadIdx.x % kWarpSize;
   const int warps = blockDim.x / kWarpSize;
   const float score_scale = rsqrtf(static_cast<float>(d));
-  for (int i = threadIdx.x / kWarpSize; i < slots; i += warps) {
+  for (int i = threadIdx.x / kWarpSize; i < memory_rows; i += warps) {
     const float decay = shared.decay[i];
     const float weight = shared.weight[i];
     float* key_row = key_sum + static_cast<int64_t>(i) * d;
@@ -92,12 +92,12 @@ __device__ void AbcHeadToken(const AbcParams& p, int row, int h, float* head_sta
     dot = cuda::WarpSum(dot);
     if (lane == 0) shared.score[i] = dot * shared.inv_z[i] * score_scale;
   }
-  cuda::BlockSoftmax(shared.score, slots, shared.scratch);
-  for (int i = threadIdx.x; i < slots; i += blockDim.x) shared.score[i] *= shared.inv_z[i];
+  cuda::BlockSoftmax(shared.score, memory_rows, shared.scratch);
+  for (int i = threadIdx.x; i < memory_rows; i += blockDim.x) shared.score[i] *= shared.inv_z[i];
 
   float* out = p.out + static_cast<int64_t>(row) * p.out_stride + h * d;
   cuda::UpdateRowsAndReduceColumns(
-      value_sum, slots, d, shared.score,
+      value_sum, memory_rows, d, shared.score,
       [&](int i, int j, float old) {
         return shared.decay[i] * old + shared.weight[i] * shared.v[j];
       },
@@ -108,14 +108,14 @@ struct AbcOp {
   using Params = AbcParams;
   static constexpr bool kUsesPosition = false;
   __host__ __device__ static int64_t HeadFloats(const Params& p) {
-    return 2LL * p.slots * p.head_dim + 2LL * p.slots;
+    return AbcStateFloatsPerHead(p.head_dim, p.memory_rows);
   }
   static std::size_t SharedBytes(const Params& p, int threads) {
     return AbcSharedBytes(p, threads);
   }
   __device__ static void Token(const Params& p, int row, int32_t /*position*/, int h,
                                float* head_state, float* shared_memory) {
-    AbcShared shared(shared_memory, p.head_dim, p.slots);
+    AbcShared shared(shared_memory, p.head_dim, p.memory_rows);
     AbcHeadToken(p, row, h, head_state, shared);
   }
 };

@@ -15,24 +15,24 @@ namespace {
 // Absorbs row `row` of the inputs into one request's layer state and writes its output row.
 void AbcToken(const AbcParams& p, int row, float* layer_state) {
   const int d = p.head_dim;
-  const int slots = p.slots;
-  const int64_t head_floats = 2LL * slots * d + 2LL * slots;
-  std::vector<double> keys_mean(static_cast<size_t>(slots) * d);
-  std::vector<double> values_mean(static_cast<size_t>(slots) * d);
-  std::vector<double> scores(slots);
+  const int memory_rows = p.memory_rows;
+  const int64_t head_floats = AbcStateFloatsPerHead(d, memory_rows);
+  std::vector<double> keys_mean(static_cast<size_t>(memory_rows) * d);
+  std::vector<double> values_mean(static_cast<size_t>(memory_rows) * d);
+  std::vector<double> scores(memory_rows);
   for (int h = 0; h < p.heads; ++h) {
     float* key_sum = layer_state + h * head_floats;  // K~ [M x d]
-    float* value_sum = key_sum + slots * d;          // V~ [M x d]
-    float* z = value_sum + slots * d;                // [M]
-    float* running_max = z + slots;                  // [M]
+    float* value_sum = key_sum + memory_rows * d;    // V~ [M x d]
+    float* z = value_sum + memory_rows * d;          // [M]
+    float* running_max = z + memory_rows;            // [M]
     const float* q = p.q + row * p.in_stride + h * d;
     const float* k = p.k + row * p.in_stride + h * d;
     const float* v = p.v + row * p.in_stride + h * d;
-    const float* logits = p.slot_logits + row * p.in_stride + h * slots;
+    const float* logits = p.memory_logits + row * p.in_stride + h * memory_rows;
 
-    for (int j = 0; j < slots; ++j) {
+    for (int j = 0; j < memory_rows; ++j) {
       const double s = logits[j];
-      // An empty slot (z == 0) has running max -inf: its old contents get weight 0.
+      // An empty memory row (z == 0) has running max -inf: its old contents get weight 0.
       const double old_max =
           z[j] == 0.0f ? -std::numeric_limits<double>::infinity() : running_max[j];
       const double new_max = std::max(old_max, s);
@@ -47,7 +47,7 @@ void AbcToken(const AbcParams& p, int row, float* layer_state) {
     }
 
     const double scale = 1.0 / std::sqrt(static_cast<double>(d));
-    for (int j = 0; j < slots; ++j) {
+    for (int j = 0; j < memory_rows; ++j) {
       double dot = 0.0;
       for (int i = 0; i < d; ++i) {
         keys_mean[j * d + i] = static_cast<double>(key_sum[j * d + i]) / z[j];
@@ -56,11 +56,11 @@ void AbcToken(const AbcParams& p, int row, float* layer_state) {
       }
       scores[j] = dot * scale;
     }
-    host::SoftmaxInPlace(scores.data(), slots);
+    host::SoftmaxInPlace(scores.data(), memory_rows);
     float* out = p.out + row * p.out_stride + h * d;
     for (int i = 0; i < d; ++i) {
       double sum = 0.0;
-      for (int j = 0; j < slots; ++j) sum += scores[j] * values_mean[j * d + i];
+      for (int j = 0; j < memory_rows; ++j) sum += scores[j] * values_mean[j * d + i];
       out[i] = static_cast<float>(sum);
     }
   }

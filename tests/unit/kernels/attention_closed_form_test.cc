@@ -43,51 +43,60 @@ void ExpectNear(const std::vector<float>& got, const std::vector<float>& want, d
 // ---------------------------------------------------------------------------------------- ABC
 
 TEST(AbcReferenceTest, FirstTokenOutputIsItsValueAndStateHoldsIt) {
-  // From an empty state every slot's K̄ row is k and V̄ row is v, so out = v whatever q is;
-  // z = 1 and m = the slot logit in every slot.
-  const int slots = 4;
+  // From an empty state every memory row of K̄ is k and of V̄ is v, so out = v whatever q is;
+  // z = 1 and m = the row's memory logit in every row.
+  const int memory_rows = 4;
   const auto q = RandomFloats(kModel, 1), k = RandomFloats(kModel, 2), v = RandomFloats(kModel, 3);
-  const auto logits = RandomFloats(kHeads * slots, 4, -3.0f, 3.0f);
+  const auto logits = RandomFloats(kHeads * memory_rows, 4, -3.0f, 3.0f);
   std::vector<float> out(kModel);
-  OneSlot slot(AbcStateFloatsPerLayer(kHeads, kDim, slots));
-  AbcParams p{1,        kHeads,  kDim,   slots,      q.data(), k.data(),
-              v.data(), nullptr, kModel, out.data(), kModel};
-  // slot logits have their own row here: stride kModel covers both (one row only).
-  p.slot_logits = logits.data();
+  OneSlot slot(AbcStateFloatsPerLayer(kHeads, kDim, memory_rows));
+  AbcParams p{1,        kHeads,  kDim,   memory_rows, q.data(), k.data(),
+              v.data(), nullptr, kModel, out.data(),  kModel};
+  // memory logits have their own input row here: stride kModel covers both (one row only).
+  p.memory_logits = logits.data();
   LaunchAbcPrefill(Backend::kReference, p, slot.Target(0));
   ExpectNear(out, v, 1e-6);
-  const int head_floats = 2 * slots * kDim + 2 * slots;
+  const int head_floats = 2 * memory_rows * kDim + 2 * memory_rows;
   for (int h = 0; h < kHeads; ++h) {
     const float* base = slot.state.data() + h * head_floats;
-    for (int j = 0; j < slots; ++j) {
+    for (int j = 0; j < memory_rows; ++j) {
       for (int i = 0; i < kDim; ++i) {
-        EXPECT_FLOAT_EQ(base[j * kDim + i], k[h * kDim + i]);                 // K~
-        EXPECT_FLOAT_EQ(base[slots * kDim + j * kDim + i], v[h * kDim + i]);  // V~
+        EXPECT_FLOAT_EQ(base[j * kDim + i], k[h * kDim + i]);                       // K~
+        EXPECT_FLOAT_EQ(base[memory_rows * kDim + j * kDim + i], v[h * kDim + i]);  // V~
       }
-      EXPECT_FLOAT_EQ(base[2 * slots * kDim + j], 1.0f);                           // z
-      EXPECT_FLOAT_EQ(base[2 * slots * kDim + slots + j], logits[h * slots + j]);  // m
+      EXPECT_FLOAT_EQ(base[2 * memory_rows * kDim + j], 1.0f);  // z
+      EXPECT_FLOAT_EQ(base[2 * memory_rows * kDim + memory_rows + j],
+                      logits[h * memory_rows + j]);  // m
     }
   }
 }
 
-TEST(AbcReferenceTest, EqualSlotLogitsGiveSoftmaxWeightedValueAverage) {
-  // When all M slots see the same logit s_t, every slot holds the same exp(s)-weighted mean
+TEST(AbcReferenceTest, EqualMemoryLogitsGiveSoftmaxWeightedValueAverage) {
+  // When all M memory rows see the same logit s_t, every row holds the same exp(s)-weighted mean
   // of the keys and values, attention over identical rows is uniform, and
   // out = sum_t e^{s_t} v_t / sum_t e^{s_t}.
-  const int slots = 3;
+  const int memory_rows = 3;
   const int rows = 3;
-  const int stride = 3 * kModel + kHeads * slots;
+  const int stride = 3 * kModel + kHeads * memory_rows;
   auto inputs = RandomFloats(rows * stride, 5);
   const float s[rows] = {0.5f, -1.0f, 2.0f};
   for (int r = 0; r < rows; ++r) {
-    for (int c = 0; c < kHeads * slots; ++c) inputs[r * stride + 3 * kModel + c] = s[r];
+    for (int c = 0; c < kHeads * memory_rows; ++c) inputs[r * stride + 3 * kModel + c] = s[r];
   }
   std::vector<float> out(rows * kModel);
-  OneSlot slot(AbcStateFloatsPerLayer(kHeads, kDim, slots));
+  OneSlot slot(AbcStateFloatsPerLayer(kHeads, kDim, memory_rows));
   const float* base = inputs.data();
-  AbcParams p{
-      rows,   kHeads,     kDim,  slots, base, base + kModel, base + 2 * kModel, base + 3 * kModel,
-      stride, out.data(), kModel};
+  AbcParams p{rows,
+              kHeads,
+              kDim,
+              memory_rows,
+              base,
+              base + kModel,
+              base + 2 * kModel,
+              base + 3 * kModel,
+              stride,
+              out.data(),
+              kModel};
   LaunchAbcPrefill(Backend::kReference, p, slot.Target(0));
   for (int c = 0; c < kModel; ++c) {
     double numerator = 0, denominator = 0;

@@ -82,7 +82,7 @@ AttentionLayer::AttentionLayer(const AttentionVariant& variant, Backend backend)
 int AttentionLayer::ExtraColumns() const {
   switch (variant_.kind) {
     case AttentionKind::kAbc:
-      return variant_.heads * variant_.size;  // slot logits
+      return variant_.heads * variant_.size;  // memory logits
     case AttentionKind::kRfa:
       return variant_.rfa_gate ? variant_.heads : 0;  // gate logits
     case AttentionKind::kLuna:
@@ -97,7 +97,7 @@ int64_t AttentionLayer::in_stride() const { return 3LL * model_dim() + ExtraColu
 
 std::vector<float> AttentionLayer::RandomInputs(int rows, uint32_t seed) const {
   std::vector<float> inputs = RandomFloats(rows * in_stride(), seed, -1.5f, 1.5f);
-  if (variant_.kind == AttentionKind::kAbc) {  // slot logits over a wider range
+  if (variant_.kind == AttentionKind::kAbc) {  // memory logits over a wider range
     for (int r = 0; r < rows; ++r) {
       for (int c = 0; c < ExtraColumns(); ++c) inputs[r * in_stride() + 3 * model_dim() + c] *= 3;
     }
@@ -119,11 +119,11 @@ void AttentionLayer::Run(const float* inputs, int rows, float* out, const Target
       p.rows = rows;
       p.heads = v.heads;
       p.head_dim = v.head_dim;
-      p.slots = v.size;
+      p.memory_rows = v.size;
       p.q = q;
       p.k = k;
       p.v = value;
-      p.slot_logits = extra;
+      p.memory_logits = extra;
       p.in_stride = in_stride();
       p.out = out;
       p.out_stride = out_stride();

@@ -1,7 +1,7 @@
 // Drives the four attention kinds through one interface so that the same property tests
 // (against the reference, prefill/step consistency, chunking, batching, reset) cover each
 // kind and variant. Inputs are packed per token as [q | k | v | extra | padding] with one row
-// stride, extra being ABC's slot logits, RFA's gate logits or Luna's pc; outputs are
+// stride, extra being ABC's memory logits, RFA's gate logits or Luna's pc; outputs are
 // [rows, out_stride] with padding that kernels must leave alone.
 #pragma once
 
@@ -30,7 +30,7 @@ struct AttentionVariant {
   AttentionKind kind;
   int heads;
   int head_dim;
-  int size;  // ABC slots M, RFA features D, Luna length L, softmax max_context
+  int size;  // ABC memory rows M, RFA features D, Luna length L, softmax max_context
   bool rfa_gate = false;
   bool rfa_interleave = false;
   LunaActivation luna_activation = LunaActivation::kSoftplus;

@@ -38,7 +38,7 @@ TEST(ModelConfigTest, ParsesEveryKeyOfAnAbcConfig) {
   EXPECT_EQ(config->bos_id, 1);
   EXPECT_EQ(config->eos_id, 2);
   EXPECT_EQ(config->attention.kind, AttentionKind::kAbc);
-  EXPECT_EQ(config->attention.slots, 4);
+  EXPECT_EQ(config->attention.memory_rows, 4);
 }
 
 TEST(ModelConfigTest, ParsesRfaLunaAndSoftmaxAttention) {
