@@ -40,7 +40,7 @@ absl::StatusOr<std::string> SessionStore::Create(RequestState state, absl::Time 
                                                      " bytes is larger than --session-memory (",
                                                      options_.max_bytes, " bytes)"));
   }
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   std::string handle = NewHandle();
   while (sessions_.contains(handle)) handle = NewHandle();
   recency_.push_front(handle);
@@ -65,7 +65,7 @@ void SessionStore::TouchLocked(Session& session, absl::Time now) {
 }
 
 absl::StatusOr<RequestState> SessionStore::Acquire(absl::string_view handle, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   absl::StatusOr<Session*> session = FindLocked(handle, now);
   if (!session.ok()) return session.status();
   if ((*session)->in_use) {
@@ -81,7 +81,7 @@ absl::StatusOr<RequestState> SessionStore::Acquire(absl::string_view handle, abs
 
 void SessionStore::Release(absl::string_view handle, std::optional<RequestState> state,
                            absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   auto it = sessions_.find(handle);
   if (it == sessions_.end()) return;  // only Remove drops a held session, and it refuses to
   Session& session = it->second;
@@ -95,14 +95,14 @@ void SessionStore::Release(absl::string_view handle, std::optional<RequestState>
 }
 
 absl::StatusOr<RequestState> SessionStore::Peek(absl::string_view handle, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   absl::StatusOr<Session*> session = FindLocked(handle, now);
   if (!session.ok()) return session.status();
   return (*session)->state;
 }
 
 absl::Status SessionStore::Remove(absl::string_view handle, absl::Time now) {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   absl::StatusOr<Session*> session = FindLocked(handle, now);
   if (!session.ok()) return session.status();
   if ((*session)->in_use) {
@@ -134,7 +134,7 @@ void SessionStore::TrimLocked(absl::Time now) {
 }
 
 SessionStoreStats SessionStore::stats() const {
-  absl::MutexLock lock(&mu_);
+  std::lock_guard lock(mu_);
   return stats_;
 }
 

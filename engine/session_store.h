@@ -8,14 +8,13 @@
 
 #include <cstdint>
 #include <list>
+#include <mutex>
 #include <optional>
 #include <string>
 #include "absl/strings/string_view.h"
 
-#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "engine/state_blob.h"
 
@@ -64,17 +63,19 @@ class SessionStore {
     std::list<std::string>::iterator recency;
   };
   static int64_t BytesOf(const RequestState& state);
-  // Drops expired sessions and, while over the bound, the least recently used idle ones.
-  void TrimLocked(absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<Session*> FindLocked(absl::string_view handle, absl::Time now)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void TouchLocked(Session& session, absl::Time now) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // *Locked: mu_ held. Drops expired sessions and, while over the bound, the least recently used
+  // idle ones.
+  void TrimLocked(absl::Time now);
+  absl::StatusOr<Session*> FindLocked(absl::string_view handle, absl::Time now);
+  void TouchLocked(Session& session, absl::Time now);
 
   const SessionStoreOptions options_;
-  mutable absl::Mutex mu_;
-  absl::flat_hash_map<std::string, Session> sessions_ ABSL_GUARDED_BY(mu_);
-  std::list<std::string> recency_ ABSL_GUARDED_BY(mu_);  // most recently used first
-  SessionStoreStats stats_ ABSL_GUARDED_BY(mu_);
+  // std::mutex, not absl::Mutex: ThreadSanitizer sees std::mutex through pthreads, but not
+  // Debian's uninstrumented absl::Mutex. Guards everything below.
+  mutable std::mutex mu_;
+  absl::flat_hash_map<std::string, Session> sessions_;
+  std::list<std::string> recency_;  // most recently used first
+  SessionStoreStats stats_;
 };
 
 }  // namespace slotserve::engine

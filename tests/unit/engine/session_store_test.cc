@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace slotserve::engine {
 namespace {
@@ -75,6 +78,36 @@ TEST(SessionStoreTest, TheByteBoundEvictsIdleSessionsLeastRecentlyUsedFirst) {
   EXPECT_EQ(store.stats().bytes, 2 * (1000 + 64));
   SessionStore tiny({.ttl = absl::Hours(1), .max_bytes = 100});
   EXPECT_EQ(tiny.Create(State(1), kStart).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+TEST(SessionStoreTest, RacingRequestsForOneSessionGetItOneAtATime) {
+  // Run under ThreadSanitizer by scripts/test.sh: gRPC threads acquire while the engine
+  // thread releases.
+  SessionStore store({});
+  const std::string handle = *store.Create(State(1, 100), kStart);
+  std::atomic<int> holders{0}, max_holders{0}, acquired{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 200; ++i) {
+        absl::StatusOr<RequestState> held = store.Acquire(handle, kStart);
+        if (!held.ok()) {
+          EXPECT_EQ(held.status().code(), absl::StatusCode::kFailedPrecondition);
+          continue;
+        }
+        const int now = ++holders;
+        int seen = max_holders.load();
+        while (now > seen && !max_holders.compare_exchange_weak(seen, now)) {
+        }
+        ++acquired;
+        --holders;
+        store.Release(handle, State(held->token_count + 1, 100), kStart);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(max_holders.load(), 1);
+  EXPECT_EQ(store.Peek(handle, kStart)->token_count, 1 + acquired.load());
 }
 
 }  // namespace
