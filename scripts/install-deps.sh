@@ -7,6 +7,8 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # The HTTP API and the metrics endpoint (server/http/).
+  libcpp-httplib-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
   bible-kjv bible-kjv-text
