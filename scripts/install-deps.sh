@@ -22,6 +22,8 @@ packages=(
 if [ "${SLOTSERVE_SKIP_DEPLOY_CHECKS:-0}" != 1 ]; then
   packages+=(yamllint prometheus docker-compose python3-yaml python3-kubernetes)
   "$(dirname "$0")/../tests/deploy/node-tools/install.sh" || true
+  # The openai npm SDK for the HTTP API's client test (tests/integration/openai_sdk).
+  "$(dirname "$0")/../tests/integration/openai_sdk/install.sh" || true
 fi
 
 missing=()
