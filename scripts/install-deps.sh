@@ -11,6 +11,8 @@ packages=(
   libcpp-httplib-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
+  # The Python client (clients/python; its stubs come from protoc + grpc_python_plugin above).
+  python3-grpcio
   bible-kjv bible-kjv-text
   # Benchmark plots (scripts/bench.sh) and profiles of missed targets (docs/PERFORMANCE.md).
   gnuplot-nox valgrind
