@@ -54,7 +54,7 @@ absl::StatusOr<std::unique_ptr<HttpListener>> HttpListener::Start(
   absl::StatusOr<std::pair<std::string, int>> host_port = SplitHostPort(address, options.flag);
   if (!host_port.ok()) return host_port.status();
   std::unique_ptr<HttpListener> listener(new HttpListener());
-  httplib::Server& server = listener->server_;
+  Server& server = listener->server_;
   const int threads = options.threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_socket_options(ListenSocketOptions);
@@ -72,6 +72,10 @@ absl::StatusOr<std::unique_ptr<HttpListener>> HttpListener::Start(
                                                ": cannot listen there (address in use or "
                                                "invalid?)"));
   }
+  // cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections (32 clients
+  // connecting at once) overflows it and the kernel drops SYNs, which clients resend only
+  // after a second. Listening again on the bound socket raises the backlog.
+  ::listen(server.listening_socket(), SOMAXCONN);
   auto loop_ended = std::make_shared<std::atomic<bool>>(false);
   listener->thread_ = std::thread([&server, loop_ended] {
     server.listen_after_bind();

@@ -44,7 +44,13 @@ class HttpListener {
  private:
   HttpListener() = default;
 
-  httplib::Server server_;
+  // Exposes the listening socket, whose backlog Start() raises.
+  class Server : public httplib::Server {
+   public:
+    socket_t listening_socket() const { return svr_sock_; }
+  };
+
+  Server server_;
   std::thread thread_;
   int port_ = 0;
 };
