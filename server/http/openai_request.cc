@@ -125,6 +125,12 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
   SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));
   SLOTSERVE_RETURN_IF_ERROR(params.Bool("return_token_ids", &request->return_token_ids));
   params.Accept("user");  // OpenAI's end-user label, for their abuse monitoring
+  // The extension for encoder-decoder models (DESIGN §8), which the engine does not serve yet.
+  if (params.Has("source")) {
+    return Unsupported("source",
+                       "a seq2seq source needs an encoder-decoder model; this server "
+                       "serves a decoder-only language model");
+  }
   return absl::OkStatus();
 }
 

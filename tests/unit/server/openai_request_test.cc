@@ -160,6 +160,7 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"suffix", "end"}}).param, "suffix");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {{"5", 1}}}}).param, "logit_bias");
   EXPECT_EQ(CompletionError({{"prompt", {"a", "b"}}}).param, "prompt");
+  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"source", "Im Anfang"}}).code, "unsupported_value");
   EXPECT_EQ(CompletionError(json::object()).param, "prompt");
   EXPECT_EQ(CompletionError({{"prompt", ""}}).param, "prompt");
   error = CompletionError({{"prompt", "x"}, {"stream_options", {{"include_usage", true}}}});
