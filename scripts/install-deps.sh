@@ -7,8 +7,12 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates curl
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  # The HTTP API and the metrics endpoint (server/http/).
+  libcpp-httplib-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev libssl-dev
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
+  # The Python client (clients/python; its stubs come from protoc + grpc_python_plugin above).
+  python3-grpcio
   bible-kjv bible-kjv-text
   # The fuzz targets (tests/fuzz, scripts/fuzz.sh): clang with libFuzzer and the sanitizers.
   clang libclang-rt-14-dev
@@ -22,6 +26,8 @@ packages=(
 if [ "${SLOTSERVE_SKIP_DEPLOY_CHECKS:-0}" != 1 ]; then
   packages+=(yamllint prometheus docker-compose python3-yaml python3-kubernetes)
   "$(dirname "$0")/../tests/deploy/node-tools/install.sh" || true
+  # The openai npm SDK for the HTTP API's client test (tests/integration/openai_sdk).
+  "$(dirname "$0")/../tests/integration/openai_sdk/install.sh" || true
 fi
 
 missing=()

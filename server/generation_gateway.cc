@@ -21,18 +21,27 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
   absl::StatusOr<engine::GenerationRequest> parsed =
       ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
                            scheduler_.model_config().vocab_size, DeadlineFromGrpc(deadline));
-  absl::StatusOr<engine::RequestId> id = absl::UnknownError("not submitted");
-  if (parsed.ok()) {
-    if (parsed->request_id.empty()) {
-      parsed->request_id = absl::StrCat("req-", next_request_number_.fetch_add(1));
-    }
-    *request_id = parsed->request_id;
-    id = scheduler_.Submit(*std::move(parsed), std::move(sink));
-  } else {
-    id = parsed.status();
+  if (!parsed.ok()) {
+    CountRefusal(parsed.status());
+    return parsed.status();
   }
-  if (!id.ok() && metrics_ != nullptr) metrics_->OnRequestRefused(id.status().code());
+  return SubmitParsed(*std::move(parsed), std::move(sink), request_id);
+}
+
+absl::StatusOr<engine::RequestId> GenerationGateway::SubmitParsed(
+    engine::GenerationRequest request, std::shared_ptr<engine::GenerationSink> sink,
+    std::string* request_id) {
+  if (request.request_id.empty()) {
+    request.request_id = absl::StrCat("req-", next_request_number_.fetch_add(1));
+  }
+  *request_id = request.request_id;
+  absl::StatusOr<engine::RequestId> id = scheduler_.Submit(std::move(request), std::move(sink));
+  if (!id.ok()) CountRefusal(id.status());
   return id;
+}
+
+void GenerationGateway::CountRefusal(const absl::Status& status) {
+  if (metrics_ != nullptr) metrics_->OnRequestRefused(status.code());
 }
 
 void GenerationGateway::CallStarted() {

@@ -1,5 +1,6 @@
-// What a Generate or Complete call needs from the server: the wire request parsed and
-// submitted to the scheduler, cancellation, and refusals counted in the metrics.
+// What a generation call needs from the server, whichever front end it came through (gRPC
+// Generate/Complete, HTTP completions): the request submitted to the scheduler, cancellation,
+// refusals counted in the metrics, and the calls in flight counted for shutdown.
 #pragma once
 
 #include <atomic>
@@ -31,17 +32,26 @@ class GenerationGateway {
                                            std::chrono::system_clock::time_point deadline,
                                            std::shared_ptr<engine::GenerationSink> sink,
                                            std::string* request_id);
+  // The same for a request another front end has already parsed (the HTTP API's): submits it
+  // with `request.request_id` made up when empty (returned in *request_id).
+  absl::StatusOr<engine::RequestId> SubmitParsed(engine::GenerationRequest request,
+                                                 std::shared_ptr<engine::GenerationSink> sink,
+                                                 std::string* request_id);
+  // A request the front end refused before it reached the scheduler (it could not be parsed):
+  // counted in requests_total{outcome=<code>} like the scheduler's own refusals.
+  void CountRefusal(const absl::Status& status);
 
   void Cancel(engine::RequestId id) { scheduler_.Cancel(id); }
 
   engine::Scheduler& scheduler() { return scheduler_; }
 
-  // Generate/Complete calls whose reactor gRPC has not yet released (OnDone): a call counts
-  // from CallStarted to CallDone.
+  // Calls not yet over: a gRPC Generate/Complete until gRPC releases its reactor (OnDone), an
+  // HTTP generation until its response is written. A call counts from CallStarted to CallDone.
   void CallStarted();
   void CallDone();
   // Blocks until no call is left or `deadline` passes; true when none is left. Used at
-  // shutdown, so that gRPC is stopped only once every stream delivered its last message.
+  // shutdown, so that the servers are stopped only once every stream delivered its last
+  // message.
   bool WaitForCallsDone(absl::Time deadline);
 
  private:

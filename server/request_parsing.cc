@@ -6,17 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "base/utf8.h"
 
 namespace slotserve::server {
 namespace {
-
-// Prompt text and stop sequences are proto `bytes`, so nothing checked them on the way in.
-absl::Status CheckUtf8(const std::string& text, absl::string_view field) {
-  if (base::IsValidUtf8(text)) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat(field, " must be valid UTF-8, got bytes that are not"));
-}
 
 engine::SamplingOptions ParseSampling(const v1::SamplingParams& proto) {
   engine::SamplingOptions options;
@@ -44,6 +36,7 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
   options.min_new_tokens = proto.min_new_tokens();
   for (int i = 0; i < proto.stop_sequences_size(); ++i) {
     const std::string& stop = proto.stop_sequences(i);
+    // proto `bytes`: nothing checked it on the way in.
     SLOTSERVE_RETURN_IF_ERROR(CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]")));
     options.stop_sequences.push_back(stop);
   }
@@ -53,25 +46,6 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
 }
 
 }  // namespace
-
-absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
-                                                const engine::Tokenizer* tokenizer, int bos_id) {
-  SLOTSERVE_RETURN_IF_ERROR(CheckUtf8(text, field));
-  if (tokenizer == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        field, ": this model directory has no tokenizer.model; send token_ids instead"));
-  }
-  absl::StatusOr<std::vector<int32_t>> pieces = tokenizer->Encode(text);
-  if (!pieces.ok()) {
-    return absl::Status(pieces.status().code(),
-                        absl::StrCat(field, ": ", pieces.status().message()));
-  }
-  std::vector<int32_t> ids;
-  ids.reserve(pieces->size() + 1);
-  if (bos_id >= 0) ids.push_back(bos_id);
-  ids.insert(ids.end(), pieces->begin(), pieces->end());
-  return ids;
-}
 
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,

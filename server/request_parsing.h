@@ -13,6 +13,7 @@
 #include "absl/time/time.h"
 #include "engine/generation_request.h"
 #include "engine/tokenizer.h"
+#include "server/prompt_encoding.h"
 #include "slotserve/v1/slotserve.pb.h"
 
 namespace slotserve::server {
@@ -24,10 +25,5 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
                                                                const engine::Tokenizer* tokenizer,
                                                                int bos_id, int vocab_size,
                                                                absl::Time deadline);
-
-// Text -> ids for Tokenize and text prompts: UTF-8 checked, named `field`, BOS prepended when
-// `bos_id` >= 0.
-absl::StatusOr<std::vector<int32_t>> EncodeText(const std::string& text, absl::string_view field,
-                                                const engine::Tokenizer* tokenizer, int bos_id);
 
 }  // namespace slotserve::server

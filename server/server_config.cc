@@ -34,6 +34,12 @@ ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "gRPC address to listen on (port 0 picks a free port; the startup line shows it)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
           "Address of the Prometheus metrics HTTP endpoint (/metrics); port 0 picks one");
+ABSL_FLAG(std::string, http_listen, "",
+          "Address of the OpenAI-compatible HTTP API (/v1/completions, /v1/chat/completions, "
+          "/v1/models, /health, /metrics), e.g. 0.0.0.0:8000; port 0 picks one; empty: off");
+ABSL_FLAG(int, http_threads, 128,
+          "HTTP connections served at once (one thread each; a streaming response holds its "
+          "thread until it ends); more wait until one is free");
 ABSL_FLAG(std::string, backend, "auto",
           "auto, cpu, cuda or reference; auto = cuda when a CUDA device is usable, else cpu");
 ABSL_FLAG(int, max_slots, 64,
@@ -130,8 +136,10 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   usage.contains_helpshort_flags = IsServerFlagFile;
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
-      "slotserve-server [--model DIR] [--listen ADDR] [--metrics-listen ADDR] [flags]\n"
-      "Serves a slotserve model over gRPC (slotserve.v1) with continuous batching.\n"
+      "slotserve-server [--model DIR] [--listen ADDR] [--metrics-listen ADDR] "
+      "[--http-listen ADDR] [flags]\n"
+      "Serves a slotserve model over gRPC (slotserve.v1), and with --http-listen over an\n"
+      "OpenAI-compatible HTTP API, with continuous batching.\n"
       "Flags may be written --max-slots or --max_slots.");
   std::vector<std::string> storage;
   std::vector<char*> normalized = NormalizeFlagSpelling(argc, argv, storage);
@@ -148,6 +156,12 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   }
   config.listen_address = absl::GetFlag(FLAGS_listen);
   config.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
+  config.http_address = absl::GetFlag(FLAGS_http_listen);
+  config.http_threads = absl::GetFlag(FLAGS_http_threads);
+  if (config.http_threads < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--http-threads must be >= 1, got ", config.http_threads));
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(config.backend, ParseBackend(absl::GetFlag(FLAGS_backend)));
   config.threads = absl::GetFlag(FLAGS_threads);
   if (config.threads < 0) {

@@ -8,8 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "kernels/backend.h"
 #include "engine/scheduler.h"
+#include "kernels/backend.h"
 
 namespace slotserve::server {
 
@@ -17,6 +17,8 @@ struct ServerConfig {
   std::string model_dir;
   std::string listen_address;
   std::string metrics_address;
+  std::string http_address;  // --http-listen; empty: no HTTP API
+  int http_threads = 128;    // --http-threads: HTTP connections served at once
   kernels::Backend backend = kernels::Backend::kCpu;
   int threads = 0;  // OpenBLAS threads; 0 = OpenBLAS's own default
   absl::Duration drain_timeout;

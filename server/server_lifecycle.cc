@@ -17,11 +17,12 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/compute_threads.h"
-#include "models/attention_kind.h"
-#include "models/language_model.h"
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
-#include "server/metrics_endpoint.h"
+#include "models/attention_kind.h"
+#include "models/language_model.h"
+#include "server/http/http_front_end.h"
+#include "server/http/metrics_route.h"
 #include "server/reflection_v1_service.h"
 #include "server/server_metrics.h"
 #include "server/slotserve_service.h"
@@ -98,10 +99,35 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string&
   return server;
 }
 
+// The OpenAI-compatible HTTP API when --http-listen is given (null otherwise), on the same
+// scheduler, with the model directory's chat template; its start-up line (printed before the
+// main one, which tells a watcher that the server is ready) names its address and the template.
+absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
+    const ServerConfig& config, const std::filesystem::path& model_dir,
+    engine::Scheduler& scheduler, ServerMetrics& metrics, const std::string& model_name) {
+  if (config.http_address.empty()) return nullptr;
+  absl::StatusOr<http::ChatTemplate> chat_template =
+      http::ChatTemplate::LoadFromModelDir(model_dir);
+  if (!chat_template.ok()) return chat_template.status();
+  const std::string template_origin = chat_template->origin();
+  http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
+  absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> front_end =
+      http::HttpFrontEnd::Start({config.http_address, config.http_threads}, scheduler, &metrics,
+                                std::move(model), *std::move(chat_template), metrics.registry());
+  if (!front_end.ok()) return front_end.status();
+  std::fprintf(stderr,
+               "slotserve-server: OpenAI-compatible HTTP API on http://%s/v1 (chat template: "
+               "%s), /health and /metrics beside it, %d connection threads\n",
+               WithPort(config.http_address, (*front_end)->port()).c_str(), template_origin.c_str(),
+               config.http_threads);
+  return front_end;
+}
+
 // DESIGN §4 shutdown: NOT_SERVING, refuse new requests, let running ones finish within
-// `drain_timeout`, cut off the rest, then stop gRPC once every call has delivered its end.
+// `drain_timeout`, cut off the rest, then stop gRPC and HTTP once every call has delivered its
+// end. `http` may be null.
 void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Scheduler& scheduler,
-                  SlotServeService& service, grpc::Server& grpc_server) {
+                  SlotServeService& service, grpc::Server& grpc_server, http::HttpFrontEnd* http) {
   const engine::SchedulerStats at_signal = scheduler.stats();
   std::fprintf(stderr,
                "slotserve-server: %s: draining (%d running, %d queued, up to %s), refusing new "
@@ -110,6 +136,7 @@ void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Sched
                absl::FormatDuration(drain_timeout).c_str());
   std::fflush(stderr);
   grpc_server.GetHealthCheckService()->SetServingStatus(false);
+  if (http != nullptr) http->BeginDrain();
   scheduler.BeginDrain();
   const bool drained = scheduler.WaitIdle(absl::Now() + drain_timeout);
   const engine::SchedulerStats at_stop = scheduler.stats();
@@ -117,8 +144,11 @@ void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Sched
   scheduler.Stop();
   // Every call now finishes as soon as its last messages are written. Shutdown's deadline
   // would otherwise be waited out in full while any client keeps an idle connection open.
-  service.WaitForCallsDone(absl::Now() + absl::Seconds(5));
+  const absl::Time calls_deadline = absl::Now() + absl::Seconds(5);
+  service.WaitForCallsDone(calls_deadline);
+  if (http != nullptr) http->WaitForCallsDone(calls_deadline);
   grpc_server.Shutdown(std::chrono::system_clock::now());
+  if (http != nullptr) http->Stop();
   if (drained) {
     std::fprintf(stderr, "slotserve-server: drained, exiting\n");
   } else {
@@ -174,8 +204,8 @@ absl::Status RunServer(const ServerConfig& config) {
       engine::Scheduler::Create(*std::move(model), tokenizer->get(), scheduler_options, &metrics);
   if (!scheduler.ok()) return scheduler.status();
 
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> metrics_endpoint =
-      MetricsEndpoint::Start(config.metrics_address, metrics.registry());
+  absl::StatusOr<std::unique_ptr<http::HttpListener>> metrics_endpoint =
+      http::StartMetricsListener(config.metrics_address, metrics.registry());
   if (!metrics_endpoint.ok()) return metrics_endpoint.status();
 
   SlotServeService service(**scheduler, &metrics, model_name);
@@ -183,6 +213,9 @@ absl::Status RunServer(const ServerConfig& config) {
   absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
       StartGrpcServer(config.listen_address, &service, &grpc_port);
   if (!grpc_server.ok()) return grpc_server.status();
+  absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> http_api =
+      StartHttpApi(config, model_dir, **scheduler, metrics, model_name);
+  if (!http_api.ok()) return http_api.status();
   (*scheduler)->Start();
 
   const int metrics_port = (*metrics_endpoint)->port();
@@ -202,7 +235,8 @@ absl::Status RunServer(const ServerConfig& config) {
       WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 
-  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, **scheduler, service, **grpc_server);
+  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, **scheduler, service, **grpc_server,
+               http_api->get());
   return absl::OkStatus();
 }
 

@@ -1,10 +1,12 @@
-// slotserve-bench-loadgen: end-to-end serving load through the public gRPC API, vLLM
-// benchmark_serving style. Sends --requests streaming Generate calls (token-id prompts, greedy,
-// ignore_eos, --new_tokens each) with Poisson arrivals at --rate requests/s, or all at once with
-// --rate=0 (a fixed-concurrency burst), and reports TTFT, inter-token latency percentiles and
-// throughput as one table row, appended to --out_csv.
+// slotserve-bench-loadgen: end-to-end serving load through the public gRPC API, or with
+// --protocol=http through the OpenAI-compatible HTTP API, vLLM benchmark_serving style. Sends
+// --requests streaming requests (token-id prompts, greedy, ignore_eos, --new_tokens each: gRPC
+// Generate calls, or POST /v1/completions with "stream": true) with Poisson arrivals at --rate
+// requests/s, or all at once with --rate=0 (a fixed-concurrency burst), and reports TTFT,
+// inter-token latency percentiles and throughput as one table row, appended to --out_csv.
 //
 //   slotserve-bench-loadgen --server=127.0.0.1:50051 --requests=32 --rate=0 --out_csv=f.csv
+//   slotserve-bench-loadgen --server=127.0.0.1:50051 --protocol=http --http_server=127.0.0.1:8000
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
@@ -15,9 +17,11 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "bench/loadgen/arrival_schedule.h"
+#include "bench/loadgen/http_streaming_request.h"
 #include "bench/loadgen/streaming_request.h"
 #include "bench/result_table.h"
 #include "bench/serving_stats.h"
@@ -25,7 +29,11 @@
 #include "bench/timing.h"
 #include "slotserve/v1/slotserve.grpc.pb.h"
 
-ABSL_FLAG(std::string, server, "127.0.0.1:50051", "host:port of slotserve-server");
+ABSL_FLAG(std::string, server, "127.0.0.1:50051",
+          "host:port of slotserve-server's gRPC API (GetModelInfo, and the load with grpc)");
+ABSL_FLAG(std::string, protocol, "grpc", "grpc (Generate calls) or http (/v1/completions)");
+ABSL_FLAG(std::string, http_server, "",
+          "host:port of the server's --http-listen address (with --protocol=http)");
 ABSL_FLAG(int, requests, 32, "requests to send");
 ABSL_FLAG(double, rate, 0, "Poisson arrival rate in requests/s; 0 sends them all at once");
 ABSL_FLAG(int, prompt_tokens, 16, "prompt length of every request (synthetic token ids)");
@@ -64,6 +72,22 @@ absl::Status Run() {
         "need --requests > 0, --rate >= 0, --prompt_tokens > 0 and --new_tokens > 0, got ",
         requests, ", ", rate, ", ", prompt_tokens, " and ", new_tokens));
   }
+  const std::string protocol = absl::GetFlag(FLAGS_protocol);
+  const std::string http_server = absl::GetFlag(FLAGS_http_server);
+  std::string http_host;
+  int http_port = 0;
+  if (protocol == "http") {
+    const size_t colon = http_server.rfind(':');
+    if (colon == std::string::npos ||
+        !absl::SimpleAtoi(http_server.substr(colon + 1), &http_port)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--protocol=http needs --http_server=host:port, got \"", http_server, "\""));
+    }
+    http_host = http_server.substr(0, colon);
+  } else if (protocol != "grpc") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--protocol must be grpc or http, got \"", protocol, "\""));
+  }
   std::shared_ptr<grpc::Channel> channel =
       grpc::CreateChannel(absl::GetFlag(FLAGS_server), grpc::InsecureChannelCredentials());
   std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(channel);
@@ -83,8 +107,9 @@ absl::Status Run() {
     spec.request_id = absl::StrCat("loadgen-", seed, "-", i);
     spec.prompt_ids = SyntheticTokens(prompt_tokens, info.vocab_size(), seed * 100003 + i);
     spec.new_tokens = new_tokens;
-    threads.emplace_back([&stub, spec = std::move(spec), &trace = traces[i], &result = results[i]] {
-      result = RunStreamingRequest(*stub, spec, trace);
+    threads.emplace_back([&, spec = std::move(spec), &trace = traces[i], &result = results[i]] {
+      result = protocol == "http" ? RunHttpStreamingRequest(http_host, http_port, spec, trace)
+                                  : RunStreamingRequest(*stub, spec, trace);
     });
   }
   for (auto& thread : threads) thread.join();
@@ -101,7 +126,7 @@ absl::Status Run() {
   }
   const ServingStats stats = SummarizeTraces(completed);
   ResultTable table(
-      absl::StrCat("gRPC streaming, ", requests, " requests, ",
+      absl::StrCat(protocol == "http" ? "HTTP" : "gRPC", " streaming, ", requests, " requests, ",
                    rate > 0 ? absl::StrCat("Poisson ", rate, " req/s") : "all at once"),
       {"model", "kind", "request_rate", "requests", "prompt_tokens", "new_tokens",
        "steady_tokens_per_s", "overall_tokens_per_s", "ttft_ms_p50", "ttft_ms_p90", "ttft_ms_p99",
@@ -137,7 +162,7 @@ absl::Status Run() {
 }  // namespace slotserve::bench
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("streaming gRPC load against slotserve-server");
+  absl::SetProgramUsageMessage("streaming gRPC or HTTP load against slotserve-server");
   absl::ParseCommandLine(argc, argv);
   if (absl::Status status = slotserve::bench::Run(); !status.ok()) {
     std::cerr << "slotserve-bench-loadgen: " << status.message() << "\n";

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/strings/str_format.h"
+#include "clients/cli/generation_printer.h"
 #include "clients/cli/request_flags.h"
 #include "clients/cli/rpc_errors.h"
 #include "google/protobuf/util/json_util.h"
@@ -38,6 +39,13 @@ int Fail(const grpc::Status& status, const CliContext& context) {
   return 1;
 }
 
+// The same after text was streamed: on a line of its own.
+int Fail(const grpc::Status& status, const CliContext& context, GenerationPrinter& printer) {
+  printer.StderrLine(
+      absl::StrFormat("slotserve-cli: %s", DescribeRpcFailure(status, context.server)));
+  return 1;
+}
+
 // Flag mistakes are usage errors (exit 2), not server failures.
 std::optional<v1::GenerateRequest> RequestOrUsageError(const std::string& prompt) {
   absl::StatusOr<v1::GenerateRequest> request = BuildGenerateRequest(prompt);
@@ -63,12 +71,13 @@ const char* FinishReasonText(v1::FinishReason reason) {
   }
 }
 
-void PrintSummary(const v1::Finished& finished) {
-  std::fprintf(stderr,
-               "[%s after %u tokens (prompt %u), seed %llu, first token %.3f s, total %.3f s]\n",
-               FinishReasonText(finished.finish_reason()), finished.generated_tokens(),
-               finished.prompt_tokens(), static_cast<unsigned long long>(finished.seed()),
-               finished.timings().first_token_seconds(), finished.timings().total_seconds());
+// "[length after 20 tokens (prompt 4), seed 7, first token 0.012 s, total 0.100 s]"
+std::string Summary(const v1::Finished& finished) {
+  return absl::StrFormat(
+      "[%s after %u tokens (prompt %u), seed %llu, first token %.3f s, total %.3f s]",
+      FinishReasonText(finished.finish_reason()), finished.generated_tokens(),
+      finished.prompt_tokens(), static_cast<unsigned long long>(finished.seed()),
+      finished.timings().first_token_seconds(), finished.timings().total_seconds());
 }
 
 }  // namespace
@@ -83,22 +92,18 @@ int RunGenerate(const CliContext& context, const std::string& prompt) {
       stub->Generate(&call, *request);
   v1::GenerateResponse response;
   std::optional<v1::Finished> finished;
-  bool at_line_start = true;
+  GenerationPrinter printer(stdout, stderr);
   while (reader->Read(&response)) {
     if (context.json) {
       PrintJson(response);
-    } else if (response.has_tokens() && !response.tokens().text().empty()) {
-      const std::string& text = response.tokens().text();
-      std::fwrite(text.data(), 1, text.size(), stdout);
-      std::fflush(stdout);
-      at_line_start = text.back() == '\n';
+    } else if (response.has_tokens()) {
+      printer.Text(response.tokens().text());
     }
     if (response.has_finished()) finished = response.finished();
   }
   grpc::Status status = reader->Finish();
-  if (!context.json && !at_line_start) std::printf("\n");
-  if (!status.ok()) return Fail(status, context);
-  if (!context.json && !context.quiet && finished) PrintSummary(*finished);
+  if (!status.ok()) return Fail(status, context, printer);
+  if (!context.json && !context.quiet && finished) printer.StderrLine(Summary(*finished));
   return 0;
 }
 
@@ -115,8 +120,9 @@ int RunComplete(const CliContext& context, const std::string& prompt) {
     PrintJson(response);
     return 0;
   }
-  std::printf("%s\n", response.text().c_str());
-  if (!context.quiet) PrintSummary(response.finished());
+  GenerationPrinter printer(stdout, stderr);
+  printer.Text(response.text());
+  if (!context.quiet) printer.StderrLine(Summary(response.finished()));
   return 0;
 }
 

@@ -24,11 +24,20 @@ TEST_F(CliTest, GenerateStreamsTheSameTextAsComplete) {
   grpc::ClientContext context;
   v1::CompleteResponse whole;
   ASSERT_TRUE(stub_->Complete(&context, GreedyTextRequest("In the beginning", 20), &whole).ok());
-  // The CLI ends the text with a newline when it did not end with one.
-  std::string expected = whole.text();
-  if (expected.empty() || expected.back() != '\n') expected += '\n';
-  EXPECT_EQ(cli.out, expected);
-  EXPECT_TRUE(absl::StrContains(cli.err, "length after 20 tokens")) << cli.err;
+  // stdout is exactly the text; the summary is a line of its own on stderr, after a newline
+  // when the text did not end with one (a terminal shows both streams together).
+  EXPECT_EQ(cli.out, whole.text());
+  const bool text_ends_a_line = !whole.text().empty() && whole.text().back() == '\n';
+  EXPECT_TRUE(absl::StartsWith(
+      cli.err, text_ends_a_line ? "[length after 20 tokens" : "\n[length after 20 tokens"))
+      << cli.err;
+  EXPECT_TRUE(absl::EndsWith(cli.err, "]\n")) << cli.err;
+  // complete follows the same rule.
+  const CommandResult complete = Cli(
+      {"complete", "--temperature=0", "--ignore-eos", "--max-new-tokens=20", "In the beginning"});
+  ASSERT_EQ(complete.exit_status, 0) << complete.err;
+  EXPECT_EQ(complete.out, whole.text());
+  EXPECT_EQ(complete.err.substr(0, 2), cli.err.substr(0, 2));
 }
 
 TEST_F(CliTest, JsonModePrintsOneObjectPerMessage) {
@@ -42,6 +51,10 @@ TEST_F(CliTest, JsonModePrintsOneObjectPerMessage) {
     EXPECT_TRUE(absl::StartsWith(lines[i], "{\"tokens\":")) << lines[i];
   }
   EXPECT_TRUE(absl::StartsWith(lines.back(), "{\"finished\":")) << lines.back();
+  // Pure JSON lines: no blank line, no summary.
+  EXPECT_EQ(cli.out.find("\n\n"), std::string::npos) << cli.out;
+  EXPECT_TRUE(absl::EndsWith(cli.out, "}\n")) << cli.out;
+  EXPECT_EQ(cli.err, "");
   EXPECT_TRUE(absl::StrContains(lines.back(), "\"seed\":\"3\"")) << lines.back();
 }
 

@@ -51,6 +51,8 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::vector<std::strin
 
   // "listening on 127.0.0.1:PORT, metrics on http://127.0.0.1:PORT/metrics"
   const std::regex startup(R"(listening on ([0-9.]+:[0-9]+), metrics on http://[0-9.]+:([0-9]+))");
+  // Printed before the main line, so it is there once that is.
+  const std::regex http_api(R"(HTTP API on http://[0-9.]+:([0-9]+))");
   const absl::Time give_up = absl::Now() + absl::Seconds(60);
   while (absl::Now() < give_up) {
     std::smatch match;
@@ -58,6 +60,7 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::vector<std::strin
     if (std::regex_search(text, match, startup)) {
       server->address_ = match[1];
       server->metrics_port_ = std::stoi(match[2]);
+      if (std::regex_search(text, match, http_api)) server->http_port_ = std::stoi(match[1]);
       return server;
     }
     if (server->WaitForExit(absl::Milliseconds(20)).has_value()) break;

@@ -27,6 +27,8 @@ class ServerProcess {
 
   const std::string& address() const { return address_; }  // "127.0.0.1:PORT"
   int metrics_port() const { return metrics_port_; }
+  // The HTTP API's port when started with --http-listen, else 0.
+  int http_port() const { return http_port_; }
   std::shared_ptr<grpc::Channel> NewChannel() const;
 
   // Sends SIGTERM.
@@ -44,6 +46,7 @@ class ServerProcess {
   std::optional<int> exit_status_;
   std::string address_;
   int metrics_port_ = 0;
+  int http_port_ = 0;
   mutable std::mutex log_mu_;
   std::string log_;
   std::thread reader_;

@@ -1,16 +1,12 @@
 // The metrics the engine's observer hooks feed, as a scrape of the HTTP endpoint shows them.
 #include "server/server_metrics.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <httplib.h>
 
 #include "absl/strings/str_cat.h"
 #include "prometheus/text_serializer.h"
-#include "server/metrics_endpoint.h"
+#include "server/http/metrics_route.h"
 
 namespace slotserve::server {
 namespace {
@@ -21,24 +17,6 @@ std::string Serialize(const ServerMetrics& metrics) {
 
 bool HasLine(const std::string& text, const std::string& line) {
   return text.find("\n" + line + "\n") != std::string::npos;
-}
-
-// A raw HTTP exchange with the endpoint: the whole response.
-std::string HttpExchange(int port, const std::string& request) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-  std::string response;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) {
-    send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    char buffer[4096];
-    ssize_t n;
-    while ((n = recv(fd, buffer, sizeof(buffer), 0)) > 0) response.append(buffer, n);
-  }
-  close(fd);
-  return response;
 }
 
 class ServerMetricsTest : public ::testing::Test {
@@ -97,32 +75,36 @@ TEST_F(ServerMetricsTest, ObserverHooksLandInTheirFamilies) {
 }
 
 TEST_F(ServerMetricsTest, EndpointServesTheScrapeOverHttp) {
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
-      MetricsEndpoint::Start("127.0.0.1:0", metrics_.registry());
+  absl::StatusOr<std::unique_ptr<http::HttpListener>> endpoint =
+      http::StartMetricsListener("127.0.0.1:0", metrics_.registry());
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   const int port = (*endpoint)->port();
   ASSERT_GT(port, 0);
-  const std::string ok = HttpExchange(port, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
-  EXPECT_EQ(ok.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << ok;
-  EXPECT_NE(ok.find("Content-Type: text/plain; version=0.0.4"), std::string::npos);
-  EXPECT_NE(ok.find("\nslotserve_state_slots_total 16\n"), std::string::npos) << ok;
-  const std::string missing = HttpExchange(port, "GET /nope HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(missing.rfind("HTTP/1.1 404", 0), 0u) << missing;
-  const std::string post = HttpExchange(port, "POST /metrics HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(post.rfind("HTTP/1.1 405", 0), 0u) << post;
+  httplib::Client client("127.0.0.1", port);
+  const httplib::Result ok = client.Get("/metrics");
+  ASSERT_TRUE(ok) << httplib::to_string(ok.error());
+  EXPECT_EQ(ok->status, 200);
+  EXPECT_EQ(ok->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0), 0u);
+  EXPECT_NE(ok->body.find("\nslotserve_state_slots_total 16\n"), std::string::npos) << ok->body;
+  const httplib::Result missing = client.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  const httplib::Result post = client.Post("/metrics", "", "text/plain");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->status, 404);  // GET only
 }
 
 TEST_F(ServerMetricsTest, EndpointRefusesABusyOrMalformedAddress) {
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> first =
-      MetricsEndpoint::Start("127.0.0.1:0", metrics_.registry());
+  absl::StatusOr<std::unique_ptr<http::HttpListener>> first =
+      http::StartMetricsListener("127.0.0.1:0", metrics_.registry());
   ASSERT_TRUE(first.ok());
   const std::string taken = absl::StrCat("127.0.0.1:", (*first)->port());
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> second =
-      MetricsEndpoint::Start(taken, metrics_.registry());
+  absl::StatusOr<std::unique_ptr<http::HttpListener>> second =
+      http::StartMetricsListener(taken, metrics_.registry());
   EXPECT_FALSE(second.ok());
   EXPECT_NE(second.status().message().find("--metrics-listen=" + taken), std::string::npos)
       << second.status();
-  EXPECT_FALSE(MetricsEndpoint::Start("no-port-here", metrics_.registry()).ok());
+  EXPECT_FALSE(http::StartMetricsListener("no-port-here", metrics_.registry()).ok());
 }
 
 }  // namespace

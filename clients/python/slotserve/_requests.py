@@ -1,0 +1,82 @@
+"""Keyword arguments -> slotserve.v1.GenerateRequest, and the server's messages -> the dataclasses
+of results.py. Shared by the sync and asyncio clients. Only Python types are checked here; every
+range is the server's to check (its INVALID_ARGUMENT names the field)."""
+
+from slotserve import results
+from slotserve._stubs import health_pb, pb
+
+_FINISH_REASONS = {
+    pb.FINISH_REASON_LENGTH: "length",
+    pb.FINISH_REASON_EOS: "eos",
+    pb.FINISH_REASON_STOP_SEQUENCE: "stop_sequence",
+    pb.FINISH_REASON_CANCELLED: "cancelled",
+}
+
+
+def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperature=None,
+                  top_k=None, top_p=None, min_p=None, repetition_penalty=None,
+                  presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
+                  stop_token_ids=None, ignore_eos=False, logprobs=None, request_id=""):
+    """The request for `prompt` (text, or a list of token ids used as given). Unset options take
+    the server's defaults. `logprobs`: None for none, N for each token's log probability and its
+    N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them."""
+    request = pb.GenerateRequest(request_id=request_id)
+    if isinstance(prompt, str):
+        request.text = prompt.encode("utf-8")
+    elif isinstance(prompt, (list, tuple)) and all(isinstance(i, int) for i in prompt):
+        request.token_ids.ids.extend(prompt)
+    else:
+        raise TypeError(f"prompt must be a str or a list of token ids, got {type(prompt).__name__}")
+    sampling = request.sampling
+    for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
+                        ("min_p", min_p), ("repetition_penalty", repetition_penalty),
+                        ("presence_penalty", presence_penalty),
+                        ("frequency_penalty", frequency_penalty), ("seed", seed)):
+        if value is not None:
+            setattr(sampling, name, value)
+    stopping = request.stopping
+    if max_new_tokens is not None:
+        stopping.max_new_tokens = max_new_tokens
+    if min_new_tokens is not None:
+        stopping.min_new_tokens = min_new_tokens
+    if stop is not None:
+        stops = [stop] if isinstance(stop, str) else list(stop)
+        stopping.stop_sequences.extend(s.encode("utf-8") for s in stops)
+    if stop_token_ids:
+        stopping.stop_token_ids.extend(stop_token_ids)
+    stopping.ignore_eos = ignore_eos
+    if logprobs is not None:
+        request.logprobs.enabled = True
+        request.logprobs.top_n = logprobs
+    return request
+
+
+def _logprobs(entries):
+    return [results.TokenLogprob(e.id, e.logprob, [(t.id, t.logprob) for t in e.top])
+            for e in entries]
+
+
+def chunk(tokens):
+    return results.Chunk(list(tokens.ids), tokens.text, _logprobs(tokens.logprobs))
+
+
+def finished(message):
+    t = message.timings
+    return results.Finished(
+        finish_reason=_FINISH_REASONS.get(message.finish_reason, "unspecified"),
+        prompt_tokens=message.prompt_tokens, generated_tokens=message.generated_tokens,
+        seed=message.seed, request_id=message.request_id,
+        timings=results.Timings(t.queue_seconds, t.prefill_seconds, t.first_token_seconds,
+                              t.total_seconds))
+
+
+def completion(response):
+    return results.Completion(
+        text=response.text, token_ids=list(response.token_ids),
+        logprobs=_logprobs(response.logprobs),
+        finished=finished(response.finished) if response.HasField("finished") else None)
+
+
+def health_name(response):
+    return health_pb.HealthCheckResponse.ServingStatus.Name(response.status)
+

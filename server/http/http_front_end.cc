@@ -1,0 +1,127 @@
+#include "server/http/http_front_end.h"
+
+#include <utility>
+
+#include <nlohmann/json.hpp>
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "server/http/metrics_route.h"
+#include "server/http/openai_errors.h"
+
+namespace slotserve::server::http {
+namespace {
+
+// Prompts are at most --max-prompt-tokens; their JSON is far below this.
+constexpr size_t kMaxBodyBytes = 16 << 20;
+
+constexpr char kRoutes[] =
+    "POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health, GET /metrics";
+
+void SendJson(const nlohmann::ordered_json& body, httplib::Response& response) {
+  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                       "application/json");
+}
+
+// The body of errors cpp-httplib produced itself (no route, a body over the limit, a request
+// it could not parse), which it sends empty.
+absl::Status LibraryError(const httplib::Request& request, int http_status) {
+  switch (http_status) {
+    case 404:
+      return absl::NotFoundError(absl::StrCat("no route ", request.method, " ", request.path,
+                                              "; this server answers ", kRoutes));
+    case 413:
+      return absl::InvalidArgumentError(
+          absl::StrCat("the request body is larger than ", kMaxBodyBytes, " bytes"));
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("the HTTP request could not be served (status ", http_status, ")"));
+  }
+}
+
+}  // namespace
+
+ServedModel HttpFrontEnd::WithTemplate(ServedModel model, const ChatTemplate* chat_template) {
+  model.chat_template = chat_template;
+  return model;
+}
+
+HttpFrontEnd::HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics, ServedModel model,
+                           ChatTemplate chat_template)
+    : gateway_(scheduler, metrics),
+      chat_template_(std::move(chat_template)),
+      model_(WithTemplate(std::move(model), &chat_template_)),
+      generations_(gateway_, model_),
+      created_(absl::ToUnixSeconds(absl::Now())) {}
+
+absl::StatusOr<std::unique_ptr<HttpFrontEnd>> HttpFrontEnd::Start(
+    const HttpFrontEndOptions& options, engine::Scheduler& scheduler, ServerMetrics* metrics,
+    ServedModel model, ChatTemplate chat_template, std::shared_ptr<prometheus::Registry> registry) {
+  std::unique_ptr<HttpFrontEnd> front_end(
+      new HttpFrontEnd(scheduler, metrics, std::move(model), std::move(chat_template)));
+  absl::StatusOr<std::unique_ptr<HttpListener>> listener = HttpListener::Start(
+      options.address, ListenerOptions{"--http-listen", options.threads},
+      [&](httplib::Server& server) { front_end->AddRoutes(server, std::move(registry)); });
+  if (!listener.ok()) return listener.status();
+  front_end->listener_ = *std::move(listener);
+  return front_end;
+}
+
+HttpFrontEnd::~HttpFrontEnd() { Stop(); }
+
+void HttpFrontEnd::Stop() {
+  if (listener_ != nullptr) listener_->Stop();
+}
+
+void HttpFrontEnd::AddRoutes(httplib::Server& server,
+                             std::shared_ptr<prometheus::Registry> registry) {
+  server.set_payload_max_length(kMaxBodyBytes);
+  server.Post("/v1/completions",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                generations_.Handle(Endpoint::kCompletions, request, response);
+              });
+  server.Post("/v1/chat/completions",
+              [this](const httplib::Request& request, httplib::Response& response) {
+                generations_.Handle(Endpoint::kChat, request, response);
+              });
+  const nlohmann::ordered_json model_object = {
+      {"id", model_.name}, {"object", "model"}, {"created", created_}, {"owned_by", "slotserve"}};
+  server.Get("/v1/models", [model_object](const httplib::Request&, httplib::Response& response) {
+    SendJson({{"object", "list"}, {"data", nlohmann::ordered_json::array({model_object})}},
+             response);
+  });
+  server.Get(R"(/v1/models/(.+))",
+             [this, model_object](const httplib::Request& request, httplib::Response& response) {
+               if (request.matches[1] == model_.name) return SendJson(model_object, response);
+               SendError(absl::NotFoundError(absl::StrCat("The model `", request.matches[1].str(),
+                                                          "` does not exist; this server serves `",
+                                                          model_.name, "`")),
+                         response);
+             });
+  server.Get("/health", [this](const httplib::Request&, httplib::Response& response) {
+    // Load balancers and probes read the status code; the body says the same for people.
+    response.status = draining_ ? 503 : 200;
+    SendJson({{"status", draining_ ? "draining" : "serving"}}, response);
+  });
+  if (registry != nullptr) AddMetricsRoute(server, std::move(registry));
+  server.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& request, httplib::Response& response) {
+        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        const int status = response.status;
+        SendError(LibraryError(request, status), response);
+        response.status = status;
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  server.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& response, std::exception_ptr error) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          what = e.what();
+        } catch (...) {
+        }
+        SendError(absl::InternalError(absl::StrCat("internal error: ", what)), response);
+      });
+}
+
+}  // namespace slotserve::server::http

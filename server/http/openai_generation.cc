@@ -1,0 +1,180 @@
+#include "server/http/openai_generation.h"
+
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/random/random.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "base/status_macros.h"
+#include "models/json_document.h"
+#include "server/http/openai_errors.h"
+#include "server/http/openai_response.h"
+#include "server/http/token_event_queue.h"
+
+namespace slotserve::server::http {
+namespace {
+
+// Longest X-Request-Id taken over as the response id.
+constexpr size_t kMaxClientRequestId = 128;
+
+std::string Dump(const nlohmann::ordered_json& value) {
+  // Never throws: text the engine streams is valid UTF-8, anything else is replaced.
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+// "cmpl-<X-Request-Id>" when the client sent one (as vLLM), else "cmpl-<32 random hex digits>".
+std::string ResponseId(Endpoint endpoint, const httplib::Request& request) {
+  const char* prefix = endpoint == Endpoint::kChat ? "chatcmpl-" : "cmpl-";
+  const std::string client_id = request.get_header_value("X-Request-Id");
+  if (!client_id.empty() && client_id.size() <= kMaxClientRequestId) {
+    return absl::StrCat(prefix, client_id);
+  }
+  thread_local absl::BitGen random;
+  return absl::StrFormat("%s%016x%016x", prefix, absl::Uniform<uint64_t>(random),
+                         absl::Uniform<uint64_t>(random));
+}
+
+// Counts the call for shutdown (GenerationGateway::WaitForCallsDone) from the handler's start
+// until the response is written: for a stream, until its provider is released.
+class CallGuard {
+ public:
+  explicit CallGuard(GenerationGateway& gateway) : gateway_(gateway) { gateway_.CallStarted(); }
+  ~CallGuard() { gateway_.CallDone(); }
+  CallGuard(const CallGuard&) = delete;
+  CallGuard& operator=(const CallGuard&) = delete;
+
+ private:
+  GenerationGateway& gateway_;
+};
+
+// One accepted request: its events, the response it becomes, and its call count.
+struct Generation {
+  Generation(GenerationGateway& gateway, OpenAiRequest parsed, ResponseHeader header,
+             const engine::Tokenizer* tokenizer)
+      : gateway(gateway),
+        request(std::move(parsed)),
+        builder(request, std::move(header), tokenizer),
+        call(gateway) {}
+
+  // Released when the response is: a stream whose client left before it ended (or before it
+  // started: cpp-httplib skips the provider when the headers cannot be written) is cancelled.
+  ~Generation() {
+    if (id.has_value() && !events->finished()) gateway.Cancel(*id);
+  }
+
+  GenerationGateway& gateway;
+  OpenAiRequest request;
+  ResponseBuilder builder;
+  std::shared_ptr<TokenEventQueue> events = std::make_shared<TokenEventQueue>();
+  std::optional<engine::RequestId> id;
+  CallGuard call;
+};
+
+// Not valid UTF-8, not JSON, a repeated key: the message says which (and where).
+absl::StatusOr<OpenAiRequest> Parse(Endpoint endpoint, const std::string& body,
+                                    const ServedModel& model) {
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json json,
+                             models::ParseJsonDocument(body, "request body"));
+  return endpoint == Endpoint::kChat ? ParseChatRequest(json, model)
+                                     : ParseCompletionRequest(json, model);
+}
+
+bool WriteEvent(httplib::DataSink& sink, const std::string& data) {
+  const std::string event = absl::StrCat("data: ", data, "\n\n");
+  return sink.write(event.data(), event.size());
+}
+
+// The body of a streaming response, run on the connection's thread after Handle returned.
+// Returns false (cpp-httplib then drops the connection) when the client went away.
+bool Stream(Generation& generation, httplib::DataSink& sink) {
+  if (std::optional<nlohmann::ordered_json> start = generation.builder.StreamStart()) {
+    if (!WriteEvent(sink, Dump(*start))) return false;
+  }
+  while (true) {
+    TokenEventQueue::Events events = generation.events->Take(GenerationHandler::kIdleCheck);
+    if (events.empty()) {
+      if (!sink.is_writable()) return false;  // also notices a peer that closed
+      continue;
+    }
+    const engine::Finished* finished = events.finished ? &*events.finished : nullptr;
+    const bool failed = finished != nullptr && !finished->status.ok();
+    if (std::optional<nlohmann::ordered_json> chunk =
+            generation.builder.StreamChunk(events.tokens, failed ? nullptr : finished)) {
+      if (!WriteEvent(sink, Dump(*chunk))) return false;
+    }
+    if (finished == nullptr) continue;
+    if (failed) {
+      // Cut off after the response began (drain timeout, a model failure): as vLLM, an
+      // error event, then the end of the stream.
+      const ApiError error = ToApiError(finished->status, generation.request.names);
+      if (!WriteEvent(sink, Dump(ErrorBody(error)))) return false;
+    } else if (generation.request.include_usage) {
+      if (!WriteEvent(sink, Dump(generation.builder.UsageChunk(*finished)))) return false;
+    }
+    if (!WriteEvent(sink, "[DONE]")) return false;
+    sink.done();
+    return true;
+  }
+}
+
+}  // namespace
+
+void SendError(const absl::Status& error, httplib::Response& response, const ParamNames& names) {
+  const ApiError api_error = ToApiError(error, names);
+  response.status = api_error.http_status;
+  response.set_content(Dump(ErrorBody(api_error)), "application/json");
+}
+
+GenerationHandler::GenerationHandler(GenerationGateway& gateway, ServedModel model)
+    : gateway_(gateway), model_(std::move(model)) {}
+
+void GenerationHandler::Handle(Endpoint endpoint, const httplib::Request& http_request,
+                               httplib::Response& response) {
+  absl::StatusOr<OpenAiRequest> parsed = Parse(endpoint, http_request.body, model_);
+  if (!parsed.ok()) {
+    gateway_.CountRefusal(parsed.status());
+    SendError(parsed.status(), response);
+    return;
+  }
+  const std::string response_id = ResponseId(endpoint, http_request);
+  auto generation = std::make_shared<Generation>(
+      gateway_, *std::move(parsed),
+      ResponseHeader{response_id, absl::ToUnixSeconds(absl::Now()), model_.name}, model_.tokenizer);
+  engine::GenerationRequest submitted = generation->request.generation;
+  submitted.request_id = response_id;
+  std::string label;
+  absl::StatusOr<engine::RequestId> id =
+      gateway_.SubmitParsed(std::move(submitted), generation->events, &label);
+  if (!id.ok()) {
+    SendError(id.status(), response, generation->request.names);
+    return;
+  }
+  generation->id = *id;
+  response.set_header("X-Request-Id", response_id);
+
+  if (generation->request.stream) {
+    response.set_header("Cache-Control", "no-cache");
+    response.set_chunked_content_provider("text/event-stream",
+                                          [generation](size_t /*offset*/, httplib::DataSink& sink) {
+                                            return Stream(*generation, sink);
+                                          });
+    return;
+  }
+  engine::TokenChunk tokens;
+  std::optional<engine::Finished> finished;
+  while (!finished.has_value()) {
+    TokenEventQueue::Events events = generation->events->Take(absl::Seconds(1));
+    AppendTokens(events.tokens, &tokens);
+    finished = std::move(events.finished);
+  }
+  if (!finished->status.ok()) {
+    SendError(finished->status, response, generation->request.names);
+    return;
+  }
+  response.set_content(Dump(generation->builder.Complete(tokens, *finished)), "application/json");
+}
+
+}  // namespace slotserve::server::http

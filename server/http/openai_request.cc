@@ -1,0 +1,317 @@
+#include "server/http/openai_request.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "models/json_document.h"
+#include "server/http/json_params.h"
+#include "server/prompt_encoding.h"
+
+namespace slotserve::server::http {
+namespace {
+
+absl::Status Unsupported(absl::string_view param, absl::string_view what) {
+  return ParamError(param, "unsupported_value", absl::StrCat(param, ": ", what));
+}
+
+absl::Status Invalid(absl::string_view param, absl::string_view message) {
+  return ParamError(param, "invalid_value", message);
+}
+
+absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
+  std::string asked;
+  SLOTSERVE_RETURN_IF_ERROR(params.String("model", &asked));
+  if (asked.empty() || asked == model.name) return absl::OkStatus();
+  // vLLM's answer, with where to look.
+  return ParamError("model", "model_not_found",
+                    absl::StrCat("The model `", asked, "` does not exist; this server serves `",
+                                 model.name, "` (GET /v1/models)"),
+                    absl::StatusCode::kNotFound);
+}
+
+// n and best_of: one choice per request until the request-state fork (DESIGN §9) lands.
+absl::Status CheckSingleChoice(JsonParams& params) {
+  for (const char* name : {"n", "best_of"}) {
+    int64_t count = 1;
+    SLOTSERVE_RETURN_IF_ERROR(params.Int(name, &count));
+    if (count < 1) return Invalid(name, absl::StrCat(name, " must be >= 1, got ", count));
+    if (count > 1) {
+      return Unsupported(name, absl::StrCat("only 1 choice per request is supported (several "
+                                            "need the request-state fork, which this server "
+                                            "does not have yet), got ",
+                                            count));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadSampling(JsonParams& params, engine::SamplingOptions* sampling) {
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("temperature", &sampling->temperature));
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("top_p", &sampling->top_p));
+  SLOTSERVE_RETURN_IF_ERROR(params.Int32("top_k", &sampling->top_k));
+  if (sampling->top_k == -1) sampling->top_k = 0;  // vLLM's spelling of "off"
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("min_p", &sampling->min_p));
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("repetition_penalty", &sampling->repetition_penalty));
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("presence_penalty", &sampling->presence_penalty));
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("frequency_penalty", &sampling->frequency_penalty));
+  if (params.Has("seed")) {
+    uint64_t seed = 0;
+    SLOTSERVE_RETURN_IF_ERROR(params.Uint64("seed", &seed));
+    sampling->seed = seed;
+  }
+  const nlohmann::json* bias = params.Get("logit_bias");
+  if (bias != nullptr && !(bias->is_object() && bias->empty())) {
+    return Unsupported("logit_bias", absl::StrCat("logit bias is not supported, got ",
+                                                  models::JsonForMessage(*bias)));
+  }
+  return absl::OkStatus();
+}
+
+// max_tokens (chat: max_completion_tokens first, as OpenAI now names it), min_tokens, stop,
+// stop_token_ids, ignore_eos.
+absl::Status ReadStopping(JsonParams& params, Endpoint endpoint, OpenAiRequest* request) {
+  engine::StoppingOptions& stopping = request->generation.stopping;
+  std::string& name = request->names.max_tokens;
+  if (endpoint == Endpoint::kChat && params.Has("max_completion_tokens")) {
+    name = "max_completion_tokens";
+    params.Accept("max_tokens");
+  }
+  int64_t max_tokens = endpoint == Endpoint::kCompletions ? kCompletionsDefaultMaxTokens : 0;
+  if (params.Has(name)) {
+    SLOTSERVE_RETURN_IF_ERROR(params.Int(name, &max_tokens));
+    // The engine reads 0 as "its default"; on this API leaving the parameter out says that.
+    if (max_tokens < 1) {
+      return Invalid(name, absl::StrCat(name,
+                                        " must be >= 1 (leave it out or null for the "
+                                        "default), got ",
+                                        max_tokens));
+    }
+  }
+  stopping.max_new_tokens = max_tokens;
+  SLOTSERVE_RETURN_IF_ERROR(params.Int("min_tokens", &stopping.min_new_tokens));
+  SLOTSERVE_RETURN_IF_ERROR(params.Strings("stop", &stopping.stop_sequences));
+  SLOTSERVE_RETURN_IF_ERROR(params.Int32s("stop_token_ids", &stopping.stop_token_ids));
+  return params.Bool("ignore_eos", &stopping.ignore_eos);
+}
+
+absl::Status ReadStreamOptions(JsonParams& params, OpenAiRequest* request) {
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("stream", &request->stream));
+  const nlohmann::json* options = params.Get("stream_options");
+  if (options == nullptr) return absl::OkStatus();
+  if (!options->is_object()) {
+    return params.TypeError("stream_options", "an object such as {\"include_usage\": true}",
+                            *options);
+  }
+  if (!request->stream) {
+    return Invalid("stream_options", "stream_options is only allowed with \"stream\": true");
+  }
+  JsonParams nested(*options, "stream_options");
+  SLOTSERVE_RETURN_IF_ERROR(nested.Bool("include_usage", &request->include_usage));
+  return nested.CheckAllKnown();
+}
+
+// What completions and chat share.
+absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint endpoint,
+                        OpenAiRequest* request) {
+  request->endpoint = endpoint;
+  request->model = model.name;
+  SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
+  SLOTSERVE_RETURN_IF_ERROR(CheckSingleChoice(params));
+  SLOTSERVE_RETURN_IF_ERROR(ReadSampling(params, &request->generation.sampling));
+  SLOTSERVE_RETURN_IF_ERROR(ReadStopping(params, endpoint, request));
+  SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("return_token_ids", &request->return_token_ids));
+  params.Accept("user");  // OpenAI's end-user label, for their abuse monitoring
+  // The extension for encoder-decoder models (DESIGN §8), which the engine does not serve yet.
+  if (params.Has("source")) {
+    return Unsupported("source",
+                       "a seq2seq source needs an encoder-decoder model; this server "
+                       "serves a decoder-only language model");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequireObject(const nlohmann::json& body) {
+  if (body.is_object()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("the request body must be a JSON object, got ", models::JsonForMessage(body)));
+}
+
+// prompt: a string, an array of token ids, or either inside a one-element array (OpenAI's batch
+// forms; batches of several prompts are refused).
+absl::StatusOr<std::vector<int32_t>> ReadPrompt(JsonParams& params, const ServedModel& model) {
+  const nlohmann::json* prompt = params.Get("prompt");
+  if (prompt == nullptr) {
+    return Invalid("prompt", "prompt is required: a string or an array of token ids");
+  }
+  const nlohmann::json* single = prompt;
+  if (prompt->is_array() && !prompt->empty() && !IsIntegral((*prompt)[0])) {
+    if (prompt->size() > 1) {
+      return Unsupported("prompt", absl::StrCat("one prompt per request is supported, got a "
+                                                "batch of ",
+                                                prompt->size()));
+    }
+    single = &(*prompt)[0];
+  }
+  if (single->is_string()) {
+    if (single->get<std::string>().empty()) return Invalid("prompt", "prompt must not be empty");
+    return EncodeText(single->get<std::string>(), "prompt", model.tokenizer, model.bos_id);
+  }
+  if (single->is_array()) {
+    if (single->empty()) return Invalid("prompt", "prompt must not be empty");
+    // Ids are used as given (no BOS), as gRPC's token_ids; the engine checks their range.
+    std::vector<int32_t> prompt_ids;
+    SLOTSERVE_RETURN_IF_ERROR(ReadInt32Array(*single, "prompt", &prompt_ids));
+    return prompt_ids;
+  }
+  return params.TypeError("prompt", "a string or an array of token ids", *prompt);
+}
+
+// One message's content: a string, or an array of {"type": "text", "text": ...} parts (joined
+// with newlines, as vLLM does).
+absl::StatusOr<std::string> ReadContent(const nlohmann::json& content, const std::string& path) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    return ParamError(path, "invalid_type",
+                      absl::StrCat(path, " must be a string or an array of text parts, got ",
+                                   models::JsonForMessage(content)));
+  }
+  std::vector<std::string> texts;
+  for (size_t i = 0; i < content.size(); ++i) {
+    const std::string part_path = absl::StrCat(path, "[", i, "]");
+    const nlohmann::json& part = content[i];
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string()) {
+      return Unsupported(part_path, absl::StrCat("only {\"type\": \"text\", \"text\": ...} "
+                                                 "parts are supported, got ",
+                                                 models::JsonForMessage(part)));
+    }
+    texts.push_back(part["text"].get<std::string>());
+  }
+  return absl::StrJoin(texts, "\n");
+}
+
+absl::StatusOr<std::vector<ChatMessage>> ReadMessages(JsonParams& params,
+                                                      const ChatTemplate& chat_template) {
+  const nlohmann::json* messages = params.Get("messages");
+  if (messages == nullptr || !messages->is_array() || messages->empty()) {
+    return ParamError(
+        "messages", messages == nullptr ? "invalid_value" : "invalid_type",
+        absl::StrCat("messages must be a non-empty array of {\"role\", "
+                     "\"content\"} objects, got ",
+                     messages == nullptr ? "none" : models::JsonForMessage(*messages)));
+  }
+  std::vector<ChatMessage> parsed;
+  for (size_t i = 0; i < messages->size(); ++i) {
+    const std::string path = absl::StrCat("messages[", i, "]");
+    const nlohmann::json& message = (*messages)[i];
+    if (!message.is_object()) {
+      return ParamError(path, "invalid_type",
+                        absl::StrCat(path, " must be an object with role and content, got ",
+                                     models::JsonForMessage(message)));
+    }
+    JsonParams fields(message, path);
+    ChatMessage chat_message;
+    SLOTSERVE_RETURN_IF_ERROR(fields.String("role", &chat_message.role));
+    if (!chat_template.AcceptsRole(chat_message.role)) {
+      return Invalid(fields.PathOf("role"),
+                     absl::StrCat(fields.PathOf("role"), " must be one of ",
+                                  absl::StrJoin(chat_template.roles(), ", "),
+                                  " (the model's chat template), got \"", chat_message.role, "\""));
+    }
+    if (const nlohmann::json* content = fields.Get("content"); content != nullptr) {
+      SLOTSERVE_ASSIGN_OR_RETURN(chat_message.content,
+                                 ReadContent(*content, fields.PathOf("content")));
+    }
+    fields.Accept("name");  // a participant's name: the template has no place for it
+    SLOTSERVE_RETURN_IF_ERROR(fields.CheckAllKnown());
+    parsed.push_back(std::move(chat_message));
+  }
+  return parsed;
+}
+
+// Tool calling and structured output are not supported; their "off" values are accepted.
+absl::Status CheckNoTools(JsonParams& params) {
+  const nlohmann::json* tools = params.Get("tools");
+  if (tools != nullptr && !(tools->is_array() && tools->empty())) {
+    return Unsupported("tools", "tool calling is not supported by this server");
+  }
+  const nlohmann::json* choice = params.Get("tool_choice");
+  if (choice != nullptr && !(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
+    return Unsupported("tool_choice", absl::StrCat("tool calling is not supported, got ",
+                                                   models::JsonForMessage(*choice)));
+  }
+  params.Accept("parallel_tool_calls");
+  const nlohmann::json* format = params.Get("response_format");
+  if (format != nullptr && !(format->is_object() && format->value("type", "") == "text")) {
+    return Unsupported("response_format",
+                       absl::StrCat("only {\"type\": \"text\"} is supported, got ",
+                                    models::JsonForMessage(*format)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
+                                                     const ServedModel& model) {
+  SLOTSERVE_RETURN_IF_ERROR(RequireObject(body));
+  JsonParams params(body);
+  OpenAiRequest request;
+  SLOTSERVE_RETURN_IF_ERROR(ReadCommon(params, model, Endpoint::kCompletions, &request));
+  SLOTSERVE_ASSIGN_OR_RETURN(request.generation.prompt_ids, ReadPrompt(params, model));
+  // logprobs: how many alternatives per token (0 = the chosen token's alone); null = none.
+  if (const nlohmann::json* logprobs = params.Get("logprobs"); logprobs != nullptr) {
+    if (logprobs->is_boolean()) {
+      return params.TypeError("logprobs", "an integer (alternatives per token, 0 for none)",
+                              *logprobs);
+    }
+    SLOTSERVE_RETURN_IF_ERROR(params.Int("logprobs", &request.generation.logprobs.top_n));
+    request.generation.logprobs.enabled = true;
+  }
+  bool echo = false;
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("echo", &echo));
+  if (echo) return Unsupported("echo", "returning the prompt with the completion is not supported");
+  std::string suffix;
+  SLOTSERVE_RETURN_IF_ERROR(params.String("suffix", &suffix));
+  if (!suffix.empty()) return Unsupported("suffix", "insertion (a suffix) is not supported");
+  SLOTSERVE_RETURN_IF_ERROR(params.CheckAllKnown());
+  return request;
+}
+
+absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
+                                               const ServedModel& model) {
+  SLOTSERVE_RETURN_IF_ERROR(RequireObject(body));
+  JsonParams params(body);
+  OpenAiRequest request;
+  request.names.prompt = "messages";
+  request.names.top_logprobs = "top_logprobs";
+  SLOTSERVE_RETURN_IF_ERROR(ReadCommon(params, model, Endpoint::kChat, &request));
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<ChatMessage> messages,
+                             ReadMessages(params, *model.chat_template));
+  bool add_generation_prompt = true;
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("add_generation_prompt", &add_generation_prompt));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      request.generation.prompt_ids,
+      EncodeText(model.chat_template->Render(messages, add_generation_prompt), "messages",
+                 model.tokenizer, model.bos_id));
+  std::vector<std::string>& stops = request.generation.stopping.stop_sequences;
+  stops.insert(stops.end(), model.chat_template->stop().begin(), model.chat_template->stop().end());
+
+  engine::LogprobOptions& logprobs = request.generation.logprobs;
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("logprobs", &logprobs.enabled));
+  if (params.Has("top_logprobs")) {
+    SLOTSERVE_RETURN_IF_ERROR(params.Int("top_logprobs", &logprobs.top_n));
+    if (!logprobs.enabled) {
+      return Invalid("top_logprobs", "top_logprobs needs \"logprobs\": true");
+    }
+  }
+  SLOTSERVE_RETURN_IF_ERROR(CheckNoTools(params));
+  SLOTSERVE_RETURN_IF_ERROR(params.CheckAllKnown());
+  return request;
+}
+
+}  // namespace slotserve::server::http

@@ -1,0 +1,53 @@
+// The edge of the HTTP API: an OpenAI-style JSON body (POST /v1/completions or
+// /v1/chat/completions) becomes an engine::GenerationRequest plus how to answer it.
+//
+// Only what the JSON shape decides is checked here (types, which parameters exist, what this
+// server does not support, such as n > 1); every numeric limit is the engine's
+// (Scheduler::Submit), whose errors openai_errors.h renames to the parameters sent, so HTTP
+// and gRPC never disagree. Parameters: OpenAI's, plus vLLM's extensions top_k, min_p,
+// repetition_penalty, min_tokens, stop_token_ids, ignore_eos, return_token_ids and (chat)
+// add_generation_prompt. README.md lists them with what is refused.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include "absl/status/statusor.h"
+#include "engine/generation_request.h"
+#include "engine/tokenizer.h"
+#include "server/http/chat_template.h"
+#include "server/http/openai_errors.h"
+
+namespace slotserve::server::http {
+
+enum class Endpoint { kCompletions, kChat };
+
+// What the parser needs to know about the served model.
+struct ServedModel {
+  std::string name;                              // what "model" must say, when given
+  const engine::Tokenizer* tokenizer = nullptr;  // null: text prompts are refused
+  int bos_id = -1;                               // prepended to text prompts (< 0: none)
+  const ChatTemplate* chat_template = nullptr;   // required for chat
+};
+
+// As OpenAI's legacy completions API (and vLLM's): max_tokens when the request sets none.
+inline constexpr int kCompletionsDefaultMaxTokens = 16;
+
+struct OpenAiRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  engine::GenerationRequest generation;  // request_id and deadline left to the caller
+  std::string model;                     // the served model's name, for the response
+  bool stream = false;
+  bool include_usage = false;     // stream_options.include_usage: a last chunk with usage
+  bool return_token_ids = false;  // vLLM's extension: choices[].token_ids
+  ParamNames names;               // what the client called the engine's fields
+};
+
+// Errors are INVALID_ARGUMENT (NOT_FOUND for an unknown model) carrying the parameter and a
+// code for the error body (openai_errors.h).
+absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
+                                                     const ServedModel& model);
+absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
+                                               const ServedModel& model);
+
+}  // namespace slotserve::server::http

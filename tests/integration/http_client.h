@@ -1,0 +1,43 @@
+// Real HTTP clients of the OpenAI-compatible API for the integration tests (cpp-httplib's
+// client; the openai SDK and curl are exercised by their own tests).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace slotserve::testing {
+
+struct HttpResult {
+  int status = 0;  // 0: no answer (the message is in `body`)
+  std::string body;
+  nlohmann::json json;  // the body parsed, or null when it is not JSON
+  std::string content_type;
+};
+
+// POST http://127.0.0.1:port/path with `body` (JSON text), or GET when `body` is empty.
+HttpResult HttpRequest(int port, const std::string& path, const std::string& body = "");
+inline HttpResult PostJson(int port, const std::string& path, const nlohmann::json& body) {
+  return HttpRequest(port, path, body.dump());
+}
+
+// What a streamed (server-sent events) response delivered.
+struct SseResult {
+  int status = 0;
+  std::string content_type;
+  std::string raw;                     // the body as received
+  std::vector<nlohmann::json> events;  // every "data: {...}" event, parsed, in order
+  bool done = false;                   // "data: [DONE]" came last
+  bool well_formed = true;             // every event was "data: ...\n\n"
+  std::string text;                    // choices[0].text / delta.content, concatenated
+  std::vector<int32_t> token_ids;      // choices[0].token_ids, concatenated (return_token_ids)
+};
+
+// POSTs `body` and reads the event stream. `on_event` (optional) sees each parsed event as it
+// arrives; returning false hangs up (closes the connection) right away.
+SseResult PostStream(int port, const std::string& path, const nlohmann::json& body,
+                     const std::function<bool(const nlohmann::json&)>& on_event = nullptr);
+
+}  // namespace slotserve::testing

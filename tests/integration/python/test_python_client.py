@@ -1,0 +1,205 @@
+"""The Python client (clients/python, package slotserve) against a real slotserve-server:
+sync and asyncio streaming generate, complete, info, health, typed errors and cancellation.
+
+    SLOTSERVE_SERVER=build/server/slotserve-server SLOTSERVE_MODEL=build/test-models/tiny-abc \
+    PYTHONPATH=build/clients/python python3 -m unittest -v test_python_client
+"""
+
+import asyncio
+import os
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+import slotserve
+
+
+class Server:
+    """slotserve-server on loopback with free ports; stopped with SIGTERM."""
+
+    def __init__(self, *flags):
+        self.log = tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [os.environ["SLOTSERVE_SERVER"], f"--model={os.environ['SLOTSERVE_MODEL']}",
+             "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0", "--threads=1",
+             "--max-new-tokens-limit=200000", *flags],
+            stdout=self.log, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            match = re.search(r"listening on ([0-9.]+:[0-9]+)", self.output())
+            if match:
+                self.address = match.group(1)
+                return
+            if self.process.poll() is not None:
+                break
+            time.sleep(0.02)
+        self.stop()
+        raise RuntimeError(f"slotserve-server did not start:\n{self.output()}")
+
+    def output(self):
+        self.log.seek(0)
+        return self.log.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        return self.process.returncode
+
+
+def wait_for(condition, seconds):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def pool_is_full(client):
+    info = client.info()
+    return (info.slots_free == info.slots_total and info.requests_running == 0
+            and info.requests_queued == 0)
+
+
+class SyncClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--max-slots=2", "--max-queued=1")
+        cls.client = slotserve.Client(cls.server.address, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        assert cls.server.stop() == 0, cls.server.output()
+
+    def test_generate_streams_chunks_then_finished_and_equals_complete(self):
+        with self.client.generate("In the beginning", max_new_tokens=24, temperature=0,
+                                  ignore_eos=True) as stream:
+            chunks = list(stream)
+        self.assertGreater(len(chunks), 1)
+        self.assertIsInstance(chunks[0], slotserve.Chunk)
+        self.assertEqual(stream.finished.finish_reason, "length")
+        self.assertEqual(stream.finished.generated_tokens, 24)
+        self.assertGreater(stream.finished.timings.total, 0)
+        ids = [i for chunk in chunks for i in chunk.token_ids]
+        whole = self.client.complete("In the beginning", max_new_tokens=24, temperature=0,
+                                     ignore_eos=True)
+        self.assertEqual(whole.token_ids, ids)
+        self.assertEqual(whole.text, "".join(chunk.text for chunk in chunks))
+        self.assertEqual(whole.finished.prompt_tokens, stream.finished.prompt_tokens)
+
+    def test_seed_stop_token_prompt_and_logprobs(self):
+        first = self.client.complete([1, 17, 42], max_new_tokens=12, seed=5, top_k=40)
+        second = self.client.complete([1, 17, 42], max_new_tokens=12, seed=5, top_k=40)
+        self.assertEqual(first.token_ids, second.token_ids)
+        self.assertEqual(first.finished.seed, 5)
+        self.assertEqual(first.finished.prompt_tokens, 3)
+        stream = self.client.generate("And God said", max_new_tokens=5, temperature=0,
+                                      logprobs=2, ignore_eos=True)
+        logprobs = [entry for chunk in stream for entry in chunk.logprobs]
+        self.assertEqual(len(logprobs), 5)
+        self.assertEqual(logprobs[0].top[0][0], logprobs[0].id)  # greedy: the likeliest
+        self.assertEqual(len(logprobs[0].top), 2)
+
+    def test_info_and_health(self):
+        info = self.client.info()
+        self.assertEqual(info.model, "tiny-abc")
+        self.assertEqual(info.slots_total, 2)
+        self.assertEqual(self.client.health(), "SERVING")
+
+    def test_invalid_argument_is_a_typed_error_naming_the_field(self):
+        with self.assertRaises(slotserve.InvalidArgumentError) as caught:
+            self.client.complete("x", temperature=-1)
+        self.assertIn("sampling.temperature", caught.exception.details)
+        self.assertIsInstance(caught.exception, slotserve.SlotServeError)
+        with self.assertRaises(slotserve.InvalidArgumentError):
+            list(self.client.generate("x", top_p=1.5))
+        with self.assertRaises(TypeError):
+            self.client.complete(3.5)
+
+    def test_cancelling_a_stream_frees_its_slot_and_a_full_queue_is_resource_exhausted(self):
+        long = dict(max_new_tokens=200000, temperature=0, ignore_eos=True)
+        # One connection each, as separate clients, so a stream nobody reads stalls only its
+        # own; each started once the one before holds its slot (a request that arrives while
+        # another still waits for the next engine step to be admitted counts as queued).
+        clients = [slotserve.Client(self.server.address,
+                                    options=[("grpc.use_local_subchannel_pool", 1)])
+                   for _ in range(3)]
+        streams = []
+        for client, prompt in zip(clients[:2], ["In", "And God said"]):
+            streams.append(client.generate(prompt, **long))
+            self.assertIsInstance(next(iter(streams[-1])), slotserve.Chunk)
+        streams.append(clients[2].generate("Let there be", **long))
+        # Two slots run, the third request waits in the queue (--max-queued=1): full.
+        self.assertTrue(wait_for(lambda: self.client.info().requests_queued == 1, 20),
+                        self.client.info())
+        with self.assertRaises(slotserve.ResourceExhaustedError):
+            self.client.complete("x")
+        for stream in streams:
+            stream.cancel()
+        self.assertEqual(list(streams[0]), [])  # cancelled: the iteration just ends
+        self.assertIsNone(streams[0].finished)
+        self.assertTrue(wait_for(lambda: pool_is_full(self.client), 10))
+        for client in clients:
+            client.close()
+
+
+class UnreachableServerTest(unittest.TestCase):
+    def test_a_closed_port_is_unavailable(self):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        with slotserve.Client(f"127.0.0.1:{port}", timeout=5) as client:
+            with self.assertRaises(slotserve.UnavailableError):
+                client.info()
+
+
+class AsyncClientTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--max-slots=2")
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, cls.server.output()
+
+    def test_async_generate_complete_info_health_and_errors(self):
+        async def run():
+            async with slotserve.AsyncClient(self.server.address, timeout=60) as client:
+                stream = client.generate("In the beginning", max_new_tokens=16, temperature=0,
+                                         ignore_eos=True)
+                chunks = [chunk async for chunk in stream]
+                whole = await client.complete("In the beginning", max_new_tokens=16,
+                                              temperature=0, ignore_eos=True)
+                self.assertEqual(whole.text, "".join(chunk.text for chunk in chunks))
+                self.assertEqual(stream.finished.generated_tokens, 16)
+                self.assertEqual((await client.info()).model, "tiny-abc")
+                self.assertEqual(await client.health(), "SERVING")
+                with self.assertRaises(slotserve.InvalidArgumentError):
+                    await client.complete("x", min_p=2)
+                # Cancelling mid-stream ends the iteration quietly and frees the slot.
+                async with client.generate("And God said", max_new_tokens=200000,
+                                           ignore_eos=True) as endless:
+                    async for _ in endless:
+                        break
+                for _ in range(500):
+                    info = await client.info()
+                    if info.slots_free == info.slots_total:
+                        break
+                    await asyncio.sleep(0.01)
+                self.assertEqual(info.slots_free, info.slots_total)
+
+        asyncio.run(run())
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,152 @@
+// Engine events -> OpenAI's response objects: whole answers, stream chunks, usage and both
+// logprobs shapes.
+#include "server/http/openai_response.h"
+
+#include <gtest/gtest.h>
+
+#include "server/http/token_event_queue.h"
+#include "tests/unit/engine/tiny_tokenizer.h"
+
+namespace slotserve::server::http {
+namespace {
+
+using nlohmann::ordered_json;
+
+engine::Finished Finished(engine::FinishReason reason, int prompt, int generated) {
+  engine::Finished finished;
+  finished.reason = reason;
+  finished.prompt_tokens = prompt;
+  finished.generated_tokens = generated;
+  return finished;
+}
+
+engine::TokenChunk Chunk(std::vector<int32_t> ids, std::string text) {
+  engine::TokenChunk chunk;
+  chunk.ids = std::move(ids);
+  chunk.text = std::move(text);
+  return chunk;
+}
+
+OpenAiRequest Request(Endpoint endpoint) {
+  OpenAiRequest request;
+  request.endpoint = endpoint;
+  request.model = "tiny";
+  return request;
+}
+
+const ResponseHeader kHeader{"cmpl-1", 1700000000, "tiny"};
+
+TEST(OpenAiResponseTest, WholeCompletionAndChatAnswers) {
+  OpenAiRequest completion = Request(Endpoint::kCompletions);
+  ResponseBuilder builder(completion, kHeader, nullptr);
+  EXPECT_EQ(
+      builder.Complete(Chunk({5, 6}, " and"), Finished(engine::FinishReason::kLength, 3, 2)).dump(),
+      R"({"id":"cmpl-1","object":"text_completion","created":1700000000,"model":"tiny",)"
+      R"("choices":[{"index":0,"text":" and","logprobs":null,"finish_reason":"length"}],)"
+      R"("usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})");
+  OpenAiRequest chat = Request(Endpoint::kChat);
+  chat.return_token_ids = true;
+  ResponseBuilder chat_builder(chat, kHeader, nullptr);
+  const ordered_json answer = chat_builder.Complete(
+      Chunk({7}, "Amen"), Finished(engine::FinishReason::kStopSequence, 4, 1));
+  EXPECT_EQ(answer["object"], "chat.completion");
+  EXPECT_EQ(answer["choices"][0]["message"].dump(), R"({"role":"assistant","content":"Amen"})");
+  EXPECT_EQ(answer["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(answer["choices"][0]["token_ids"].dump(), "[7]");
+  EXPECT_EQ(OpenAiFinishReason(engine::FinishReason::kEos), std::string("stop"));
+  EXPECT_EQ(OpenAiFinishReason(engine::FinishReason::kStopToken), std::string("stop"));
+}
+
+TEST(OpenAiResponseTest, StreamChunksSkipEmptyEventsAndEndWithFinishReasonAndUsage) {
+  OpenAiRequest chat = Request(Endpoint::kChat);
+  chat.include_usage = true;
+  ResponseBuilder builder(chat, kHeader, nullptr);
+  const std::optional<ordered_json> start = builder.StreamStart();
+  ASSERT_TRUE(start.has_value());
+  EXPECT_EQ((*start)["choices"][0]["delta"].dump(), R"({"role":"assistant","content":""})");
+  EXPECT_TRUE((*start)["usage"].is_null());
+  // Ids whose text is held back (an unfinished character) make no chunk.
+  EXPECT_FALSE(builder.StreamChunk(Chunk({9}, ""), nullptr).has_value());
+  const std::optional<ordered_json> text = builder.StreamChunk(Chunk({10}, "In"), nullptr);
+  ASSERT_TRUE(text.has_value());
+  EXPECT_EQ((*text)["object"], "chat.completion.chunk");
+  EXPECT_EQ((*text)["choices"][0]["delta"].dump(), R"({"content":"In"})");
+  EXPECT_TRUE((*text)["choices"][0]["finish_reason"].is_null());
+  EXPECT_TRUE(text->contains("usage"));
+  const engine::Finished finished = Finished(engine::FinishReason::kLength, 2, 2);
+  const std::optional<ordered_json> last = builder.StreamChunk(Chunk({}, ""), &finished);
+  ASSERT_TRUE(last.has_value());
+  EXPECT_EQ((*last)["choices"][0]["delta"].dump(), "{}");
+  EXPECT_EQ((*last)["choices"][0]["finish_reason"], "length");
+  const ordered_json usage = builder.UsageChunk(finished);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["total_tokens"], 4);
+
+  OpenAiRequest completion = Request(Endpoint::kCompletions);
+  ResponseBuilder plain(completion, kHeader, nullptr);
+  EXPECT_FALSE(plain.StreamStart().has_value());
+  const std::optional<ordered_json> chunk = plain.StreamChunk(Chunk({1}, " the"), nullptr);
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_EQ((*chunk)["object"], "text_completion");
+  EXPECT_EQ((*chunk)["choices"][0]["text"], " the");
+  EXPECT_FALSE(chunk->contains("usage"));  // only with include_usage
+}
+
+std::vector<engine::GeneratedTokenLogprobs> Logprobs(const std::vector<int32_t>& ids) {
+  std::vector<engine::GeneratedTokenLogprobs> logprobs;
+  for (int32_t id : ids) {
+    engine::GeneratedTokenLogprobs token;
+    token.chosen = {id, -0.5f};
+    token.top = {{id, -0.5f}, {id + 1, -1.5f}};
+    logprobs.push_back(token);
+  }
+  return logprobs;
+}
+
+TEST(OpenAiResponseTest, CompletionLogprobsKeepTheirTextOffsetAcrossChunks) {
+  const engine::Tokenizer* tokenizer = engine::testing::TinyTokenizerOrFail();
+  ASSERT_NE(tokenizer, nullptr);
+  const std::vector<int32_t> ids = *tokenizer->Encode("the beginning");
+  ASSERT_GE(ids.size(), 2u);
+  LogprobsFormatter formatter(tokenizer, Endpoint::kCompletions);
+  const ordered_json first = formatter.Format(Logprobs({ids[0]}));
+  const ordered_json second = formatter.Format(Logprobs({ids[1]}));
+  const std::string first_text(tokenizer->TokenBytes(ids[0]));
+  EXPECT_EQ(first["tokens"][0], first_text);
+  EXPECT_EQ(first["token_logprobs"][0], -0.5);
+  EXPECT_EQ(first["top_logprobs"][0][first_text], -0.5);
+  EXPECT_EQ(first["top_logprobs"][0].size(), 2u);  // the alternative, and the chosen one
+  EXPECT_EQ(first["text_offset"][0], 0);
+  EXPECT_EQ(second["text_offset"][0], static_cast<int64_t>(first_text.size()));  // ASCII
+  EXPECT_TRUE(formatter.Format({}).is_null());
+}
+
+TEST(OpenAiResponseTest, ChatLogprobsCarryBytesAndAlternatives) {
+  LogprobsFormatter formatter(nullptr, Endpoint::kChat);
+  std::vector<engine::GeneratedTokenLogprobs> logprobs = Logprobs({4});
+  logprobs[0].chosen.logprob = -std::numeric_limits<float>::infinity();
+  const ordered_json content = formatter.Format(logprobs)["content"];
+  ASSERT_EQ(content.size(), 1u);
+  EXPECT_EQ(content[0]["token"], "token_id:4");  // no tokenizer
+  EXPECT_EQ(content[0]["logprob"], -9999.0);     // JSON has no -inf
+  EXPECT_EQ(content[0]["top_logprobs"].size(), 2u);
+  EXPECT_EQ(content[0]["top_logprobs"][1]["token"], "token_id:5");
+  EXPECT_TRUE(content[0]["bytes"].is_array());
+}
+
+TEST(OpenAiResponseTest, TheQueueMergesChunksAndHandsTheEndOverOnce) {
+  TokenEventQueue queue;
+  EXPECT_TRUE(queue.Take(absl::Milliseconds(1)).empty());
+  queue.OnTokens(Chunk({1}, "a"));
+  queue.OnTokens(Chunk({2}, "b"));
+  queue.OnFinished(Finished(engine::FinishReason::kEos, 1, 2));
+  EXPECT_TRUE(queue.finished());
+  const TokenEventQueue::Events events = queue.Take(absl::ZeroDuration());
+  EXPECT_EQ(events.tokens.ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(events.tokens.text, "ab");
+  ASSERT_TRUE(events.finished.has_value());
+  EXPECT_TRUE(queue.Take(absl::Milliseconds(1)).empty());
+}
+
+}  // namespace
+}  // namespace slotserve::server::http
