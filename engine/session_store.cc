@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/digest.h"
+#include "base/status_macros.h"
 
 namespace slotserve::engine {
 namespace {
@@ -66,17 +67,16 @@ void SessionStore::TouchLocked(Session& session, absl::Time now) {
 
 absl::StatusOr<RequestState> SessionStore::Acquire(absl::string_view handle, absl::Time now) {
   std::lock_guard lock(mu_);
-  absl::StatusOr<Session*> session = FindLocked(handle, now);
-  if (!session.ok()) return session.status();
-  if ((*session)->in_use) {
+  SLOTSERVE_ASSIGN_OR_RETURN(Session * session, FindLocked(handle, now));
+  if (session->in_use) {
     return absl::FailedPreconditionError(
         absl::StrCat("session \"", handle,
                      "\" is in use by another request; one request per session at "
                      "a time"));
   }
-  (*session)->in_use = true;
-  TouchLocked(**session, now);
-  return (*session)->state;
+  session->in_use = true;
+  TouchLocked(*session, now);
+  return session->state;
 }
 
 void SessionStore::Release(absl::string_view handle, std::optional<RequestState> state,
@@ -96,21 +96,19 @@ void SessionStore::Release(absl::string_view handle, std::optional<RequestState>
 
 absl::StatusOr<RequestState> SessionStore::Peek(absl::string_view handle, absl::Time now) {
   std::lock_guard lock(mu_);
-  absl::StatusOr<Session*> session = FindLocked(handle, now);
-  if (!session.ok()) return session.status();
-  return (*session)->state;
+  SLOTSERVE_ASSIGN_OR_RETURN(Session * session, FindLocked(handle, now));
+  return session->state;
 }
 
 absl::Status SessionStore::Remove(absl::string_view handle, absl::Time now) {
   std::lock_guard lock(mu_);
-  absl::StatusOr<Session*> session = FindLocked(handle, now);
-  if (!session.ok()) return session.status();
-  if ((*session)->in_use) {
+  SLOTSERVE_ASSIGN_OR_RETURN(Session * session, FindLocked(handle, now));
+  if (session->in_use) {
     return absl::FailedPreconditionError(
         absl::StrCat("session \"", handle, "\" is in use by a request"));
   }
-  stats_.bytes -= BytesOf((*session)->state);
-  recency_.erase((*session)->recency);
+  stats_.bytes -= BytesOf(session->state);
+  recency_.erase(session->recency);
   sessions_.erase(sessions_.find(handle));
   stats_.sessions = static_cast<int64_t>(sessions_.size());
   return absl::OkStatus();

@@ -17,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/compute_threads.h"
+#include "base/status_macros.h"
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
 #include "models/attention_kind.h"
@@ -106,19 +107,18 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
     const ServerConfig& config, const std::filesystem::path& model_dir,
     engine::Scheduler& scheduler, ServerMetrics& metrics, const std::string& model_name) {
   if (config.http_address.empty()) return nullptr;
-  absl::StatusOr<http::ChatTemplate> chat_template =
-      http::ChatTemplate::LoadFromModelDir(model_dir);
-  if (!chat_template.ok()) return chat_template.status();
-  const std::string template_origin = chat_template->origin();
+  SLOTSERVE_ASSIGN_OR_RETURN(http::ChatTemplate chat_template,
+                             http::ChatTemplate::LoadFromModelDir(model_dir));
+  const std::string template_origin = chat_template.origin();
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
-  absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> front_end =
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<http::HttpFrontEnd> front_end,
       http::HttpFrontEnd::Start({config.http_address, config.http_threads}, scheduler, &metrics,
-                                std::move(model), *std::move(chat_template), metrics.registry());
-  if (!front_end.ok()) return front_end.status();
+                                std::move(model), std::move(chat_template), metrics.registry()));
   std::fprintf(stderr,
                "slotserve-server: OpenAI-compatible HTTP API on http://%s/v1 (chat template: "
                "%s), /health and /metrics beside it, %d connection threads\n",
-               WithPort(config.http_address, (*front_end)->port()).c_str(), template_origin.c_str(),
+               WithPort(config.http_address, front_end->port()).c_str(), template_origin.c_str(),
                config.http_threads);
   return front_end;
 }
@@ -176,22 +176,22 @@ absl::Status RunServer(const ServerConfig& config) {
   }
   base::SetComputeThreads(config.threads);
 
-  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = LoadTokenizerIfPresent(model_dir);
-  if (!tokenizer.ok()) return tokenizer.status();
-  absl::StatusOr<std::unique_ptr<models::LanguageModel>> model =
-      models::LanguageModel::Load(model_dir, config.backend);
-  if (!model.ok()) return model.status();
-  const models::ModelConfig model_config = (*model)->config();
-  const int64_t state_bytes = (*model)->state_bytes_per_request();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Tokenizer> tokenizer,
+                             LoadTokenizerIfPresent(model_dir));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<models::LanguageModel> model,
+                             models::LanguageModel::Load(model_dir, config.backend));
+  const models::ModelConfig model_config = model->config();
+  const int64_t state_bytes = model->state_bytes_per_request();
   const std::string model_name = ModelName(model_dir);
   engine::SchedulerOptions scheduler_options = config.scheduler;
   std::string pool_origin = config.max_slots_given ? "--max-slots" : "default --max-slots";
   if (config.state_memory_bytes.has_value()) {
-    absl::StatusOr<int> slots = SlotsForStateMemory(
-        *config.state_memory_bytes, state_bytes,
-        config.max_slots_given ? std::optional<int>(config.scheduler.max_slots) : std::nullopt);
-    if (!slots.ok()) return slots.status();
-    scheduler_options.max_slots = *slots;
+    SLOTSERVE_ASSIGN_OR_RETURN(
+        int slots,
+        SlotsForStateMemory(*config.state_memory_bytes, state_bytes,
+                            config.max_slots_given ? std::optional<int>(config.scheduler.max_slots)
+                                                   : std::nullopt));
+    scheduler_options.max_slots = slots;
     pool_origin = absl::StrCat("--state-memory=", FormatByteSize(*config.state_memory_bytes),
                                config.max_slots_given ? ", capped by --max-slots" : "");
   }
@@ -200,25 +200,23 @@ absl::Status RunServer(const ServerConfig& config) {
                                   models::AttentionKindName(model_config.attention.kind),
                                   kernels::BackendName(config.backend)},
                         scheduler_options.max_slots, state_bytes);
-  absl::StatusOr<std::unique_ptr<engine::Scheduler>> scheduler =
-      engine::Scheduler::Create(*std::move(model), tokenizer->get(), scheduler_options, &metrics);
-  if (!scheduler.ok()) return scheduler.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<engine::Scheduler> scheduler,
+      engine::Scheduler::Create(std::move(model), tokenizer.get(), scheduler_options, &metrics));
 
-  absl::StatusOr<std::unique_ptr<http::HttpListener>> metrics_endpoint =
-      http::StartMetricsListener(config.metrics_address, metrics.registry());
-  if (!metrics_endpoint.ok()) return metrics_endpoint.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<http::HttpListener> metrics_endpoint,
+      http::StartMetricsListener(config.metrics_address, metrics.registry()));
 
-  SlotServeService service(**scheduler, &metrics, model_name);
+  SlotServeService service(*scheduler, &metrics, model_name);
   int grpc_port = 0;
-  absl::StatusOr<std::unique_ptr<grpc::Server>> grpc_server =
-      StartGrpcServer(config.listen_address, &service, &grpc_port);
-  if (!grpc_server.ok()) return grpc_server.status();
-  absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> http_api =
-      StartHttpApi(config, model_dir, **scheduler, metrics, model_name);
-  if (!http_api.ok()) return http_api.status();
-  (*scheduler)->Start();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> grpc_server,
+                             StartGrpcServer(config.listen_address, &service, &grpc_port));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<http::HttpFrontEnd> http_api,
+                             StartHttpApi(config, model_dir, *scheduler, metrics, model_name));
+  scheduler->Start();
 
-  const int metrics_port = (*metrics_endpoint)->port();
+  const int metrics_port = metrics_endpoint->port();
   std::fprintf(
       stderr,
       "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
@@ -235,8 +233,8 @@ absl::Status RunServer(const ServerConfig& config) {
       WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 
-  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, **scheduler, service, **grpc_server,
-               http_api->get());
+  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, *scheduler, service, *grpc_server,
+               http_api.get());
   return absl::OkStatus();
 }
 
