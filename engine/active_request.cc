@@ -7,9 +7,8 @@ namespace slotserve::engine {
 ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
                              std::shared_ptr<GenerationSink> sink, uint64_t seed,
                              const StopLimits& limits, const Tokenizer* tokenizer,
-                             absl::Time submitted_at)
-    : submitted(submitted_at),
-      id_(id),
+                             absl::Time submitted)
+    : id_(id),
       request_(std::move(request)),
       sink_(std::move(sink)),
       limits_(limits),
@@ -17,10 +16,37 @@ ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
       text_(tokenizer, request_.prompt_ids, request_.stopping.stop_sequences),
       stop_token_ids_(request_.stopping.stop_token_ids.begin(),
                       request_.stopping.stop_token_ids.end()),
-      masked_before_min_new_(request_.stopping.stop_token_ids) {
+      masked_before_min_new_(request_.stopping.stop_token_ids),
+      submitted_(submitted) {
   if (limits_.eos_id >= 0 && !request_.stopping.ignore_eos) {
     masked_before_min_new_.push_back(limits_.eos_id);
   }
+}
+
+void ActiveRequest::Admit(int slot, absl::Time now) {
+  slot_ = slot;
+  admitted_ = now;
+}
+
+void ActiveRequest::PromptFed(size_t tokens, absl::Time now) {
+  prompt_fed_ += tokens;
+  if (prompt_done()) prefill_done_ = now;
+}
+
+ActiveRequest::TokenTiming ActiveRequest::RecordTokenTime(absl::Time now) {
+  TokenTiming timing;
+  timing.first = !first_token_.has_value();
+  timing.since = now - (timing.first ? submitted_ : *last_token_);
+  if (timing.first) first_token_ = now;
+  last_token_ = now;
+  return timing;
+}
+
+int ActiveRequest::MarkFinished() {
+  finished_ = true;
+  const int slot = slot_;
+  slot_ = -1;
+  return slot;
 }
 
 std::span<const int32_t> ActiveRequest::prompt_left() const {
@@ -97,10 +123,10 @@ Finished ActiveRequest::MakeFinished(FinishReason reason, absl::Status status,
   finished.generated_tokens = generated_;
   finished.seed = sampler_.seed();
   GenerationTimings& t = finished.timings;
-  t.total = now - submitted;
-  t.queue = admitted ? *admitted - submitted : t.total;
-  if (admitted) t.prefill = (prefill_done ? *prefill_done : now) - *admitted;
-  if (first_token) t.first_token = *first_token - submitted;
+  t.total = now - submitted_;
+  t.queue = admitted_ ? *admitted_ - submitted_ : t.total;
+  if (admitted_) t.prefill = (prefill_done_ ? *prefill_done_ : now) - *admitted_;
+  if (first_token_) t.first_token = *first_token_ - submitted_;
   return finished;
 }
 

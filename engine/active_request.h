@@ -10,12 +10,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
-#include "models/token_sampling.h"
 #include "engine/generated_text_stream.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/sampler.h"
 #include "engine/tokenizer.h"
+#include "models/token_sampling.h"
 
 namespace slotserve::engine {
 
@@ -56,19 +56,34 @@ class ActiveRequest {
   const GenerationRequest& request() const { return request_; }
   GenerationSink& sink() const { return *sink_; }
 
+  // Lifecycle, in order. Only the engine thread calls these (the scheduler and its step
+  // runner); the clock readings end up in MakeFinished's timings.
+  // Holds `slot` from `now` on.
+  void Admit(int slot, absl::Time now);
+  // `tokens` more prompt tokens were fed, the model call ending at `now`.
+  void PromptFed(size_t tokens, absl::Time now);
+  // A token was handed to the request at `now`: how long after Submit when it is the first
+  // (time to first token), else how long after the previous token (inter-token latency).
+  struct TokenTiming {
+    bool first = false;
+    absl::Duration since;
+  };
+  TokenTiming RecordTokenTime(absl::Time now);
+  // Marks the request ended and gives up its slot: returns the slot it held, for the caller to
+  // release (-1 when it held none). Once only: check finished() first.
+  int MarkFinished();
+
+  absl::Time submitted() const { return submitted_; }
+  int slot() const { return slot_; }  // -1 while queued and once finished
+  bool finished() const { return finished_; }
+
   // Prompt progress (prefill).
   std::span<const int32_t> prompt_left() const;
-  void PromptFed(size_t tokens) { prompt_fed_ += tokens; }
   bool prompt_done() const { return prompt_fed_ == request_.prompt_ids.size(); }
 
   // The token the next decode step feeds; nullopt while prefilling.
   std::optional<int32_t> next_input() const { return next_input_; }
   int32_t generated() const { return generated_; }
-
-  int slot = -1;  // the state slot held, -1 while queued
-  bool finished = false;
-  absl::Time submitted;
-  std::optional<absl::Time> admitted, prefill_done, first_token, last_token;
 
  private:
   // The ids the next token may not be (empty once min_new_tokens is reached).
@@ -86,6 +101,10 @@ class ActiveRequest {
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
   std::optional<int32_t> next_input_;
+  int slot_ = -1;
+  bool finished_ = false;
+  absl::Time submitted_;
+  std::optional<absl::Time> admitted_, prefill_done_, first_token_, last_token_;
 };
 
 }  // namespace slotserve::engine

@@ -9,7 +9,8 @@
 //      chunk per step is always run so prompts never starve. A request whose prompt is fully
 //      absorbed samples its first token right away and decodes from the next step on.
 // Requests join and leave between steps. Idle, the thread sleeps on a condition variable.
-// Every public method is thread-safe.
+// Every public method is thread-safe. Inside: request_queue.h (what other threads touch),
+// step_planner.h (the rules of 1-3 as pure functions), step_runner.h (a step's model calls).
 #pragma once
 
 #include <cstdint>
@@ -19,13 +20,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "models/language_model.h"
-#include "models/model_config.h"
 #include "engine/device_sampling.h"
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/tokenizer.h"
+#include "models/language_model.h"
+#include "models/model_config.h"
 
 namespace slotserve::engine {
 
