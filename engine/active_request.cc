@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "engine/token_logprobs.h"
+
 namespace slotserve::engine {
 
 ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
@@ -58,32 +60,12 @@ std::span<const int32_t> ActiveRequest::MaskedNow() const {
   return masked_before_min_new_;
 }
 
-std::optional<models::TokenSampling> ActiveRequest::DeviceSampling() const {
-  if (sampler_.uses_penalties() || request_.logprobs.enabled || !MaskedNow().empty()) {
-    return std::nullopt;
-  }
-  const SamplingOptions& options = sampler_.options();
-  return models::TokenSampling{.temperature = options.temperature,
-                               .top_k = options.top_k,
-                               .top_p = options.top_p,
-                               .min_p = options.min_p,
-                               .seed = sampler_.seed(),
-                               .draw_index = static_cast<uint64_t>(sampler_.tokens_sampled())};
+models::TokenSampling ActiveRequest::NextTokenSampling() const {
+  return sampler_.NextToken(MaskedNow(), request_.logprobs.enabled);
 }
 
-ActiveRequest::TokenOutcome ActiveRequest::SampleNext(std::span<float> logits) {
-  const bool want_logprobs = request_.logprobs.enabled;
-  if (want_logprobs) raw_logits_.assign(logits.begin(), logits.end());
-  const int32_t token = sampler_.Choose(logits, MaskedNow());
-  TokenOutcome outcome = AcceptSampled(token);
-  if (want_logprobs) {
-    outcome.chunk.logprobs.push_back(
-        ComputeLogprobs(raw_logits_, token, static_cast<int>(request_.logprobs.top_n)));
-  }
-  return outcome;
-}
-
-ActiveRequest::TokenOutcome ActiveRequest::AcceptSampled(int32_t token) {
+ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
+                                                       std::span<const float> raw_logits) {
   TokenOutcome outcome;
   const int32_t index = generated_;  // 0-based index of the token being taken
   const bool before_min_new = index < request_.stopping.min_new_tokens;
@@ -111,6 +93,10 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptSampled(int32_t token) {
   }
   if (finish && *finish != FinishReason::kStopSequence) outcome.chunk.text += text_.Finish();
   if (!finish) next_input_ = token;
+  if (request_.logprobs.enabled) {
+    outcome.chunk.logprobs.push_back(
+        ComputeLogprobs(raw_logits, token, static_cast<int>(request_.logprobs.top_n)));
+  }
   return outcome;
 }
 

@@ -36,17 +36,15 @@ class ActiveRequest {
     TokenChunk chunk;
     std::optional<FinishReason> finish;  // set when this token ends the request
   };
-  // Samples the next token from this request's logits (overwritten) on the host, then takes
-  // it as AcceptSampled does (plus its logprobs when asked for).
-  TokenOutcome SampleNext(std::span<float> logits);
-  // How the model's device may sample this request's next token, or nullopt when the token
-  // needs the host logits: penalties (they need the history), logprobs, or ids masked this
-  // step (eos and stop tokens before min_new_tokens).
-  std::optional<models::TokenSampling> DeviceSampling() const;
-  // Takes `token`, sampled elsewhere with the options DeviceSampling() gave: advances the RNG
-  // stream and history, decides whether it ends the request and what text it releases. When it
-  // does not end it, the token becomes next_input().
-  TokenOutcome AcceptSampled(int32_t token);
+  // The selection op's row for this request's next token (models::TokenSampling): its options
+  // and draw, its history when a penalty reads it, the ids masked now (eos and stop tokens
+  // before min_new_tokens), and whether logprobs need the raw logits. Valid until AcceptToken.
+  models::TokenSampling NextTokenSampling() const;
+  // Takes `token`, selected with NextTokenSampling()'s row: advances the RNG stream and
+  // history, decides whether it ends the request and what text it releases, and adds its
+  // logprobs from `raw_logits` (the row's raw logits; empty unless the row wanted them). When
+  // it does not end the request, the token becomes next_input().
+  TokenOutcome AcceptToken(int32_t token, std::span<const float> raw_logits);
   // Text still held back when the request ends for a reason other than a stop sequence.
   std::string FinishText() { return text_.Finish(); }
 
@@ -97,7 +95,6 @@ class ActiveRequest {
   GeneratedTextStream text_;
   absl::flat_hash_set<int32_t> stop_token_ids_;
   std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
-  std::vector<float> raw_logits_;               // scratch for logprobs
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
   std::optional<int32_t> next_input_;

@@ -73,8 +73,7 @@ class Scheduler::Impl final : private RequestFinisher {
         seed_base_(RandomSeedBase()),
         arena_(std::move(arena)),
         pool_(arena_.get()),
-        runner_(*model_, *arena_, observer_, *this,
-                SamplesOnDevice(options.device_sampling, model_->backend())),
+        runner_(*model_, *arena_, observer_, *this),
         queue_(options.max_queued, options.max_slots) {}
 
   ~Impl() override { Stop(); }

@@ -7,12 +7,12 @@
 namespace slotserve::engine {
 
 StepRunner::StepRunner(models::LanguageModel& model, models::StateArena& arena,
-                       EngineObserver& observer, RequestFinisher& finisher, bool sample_on_device)
+                       EngineObserver& observer, RequestFinisher& finisher)
     : model_(model),
       arena_(arena),
       observer_(observer),
       finisher_(finisher),
-      sample_on_device_(sample_on_device) {}
+      vocab_(static_cast<size_t>(model.config().vocab_size)) {}
 
 void StepRunner::Run(const StepPlan& plan,
                      std::span<const std::unique_ptr<ActiveRequest>> running) {
@@ -22,79 +22,76 @@ void StepRunner::Run(const StepPlan& plan,
   for (const PromptChunk& chunk : plan.prefill) Prefill(*running[chunk.request], chunk.tokens);
 }
 
-void StepRunner::Decode(const std::vector<ActiveRequest*>& batch) {
+std::span<const float> StepRunner::RawRows(std::span<const float> raw_logits, bool wanted,
+                                           size_t* next_row) const {
+  if (!wanted) return {};
+  return raw_logits.subspan((*next_row)++ * vocab_, vocab_);
+}
+
+void StepRunner::Decode(std::span<ActiveRequest* const> batch) {
   decode_slots_.clear();
   decode_inputs_.clear();
+  decode_sampling_.clear();
+  size_t raw_rows = 0;
   for (const ActiveRequest* request : batch) {
     decode_slots_.push_back(request->slot());
     decode_inputs_.push_back(*request->next_input());
+    decode_sampling_.push_back(request->NextTokenSampling());
+    raw_rows += decode_sampling_.back().want_raw_logits ? 1 : 0;
   }
-  if (sample_on_device_ && AllSampleOnDevice(batch)) {
-    // Only the ids cross to the host.
-    decode_tokens_.assign(batch.size(), -1);
-    RunDecodeCall(
-        batch,
-        [&] {
-          return model_.StepAndSample(arena_, decode_slots_, decode_inputs_, decode_sampling_,
-                                      decode_tokens_);
-        },
-        [&](size_t i, absl::Time end) {
-          HandleOutcome(*batch[i], batch[i]->AcceptSampled(decode_tokens_[i]), end);
-        });
-  } else {
-    const size_t vocab = static_cast<size_t>(model_.config().vocab_size);
-    decode_logits_.resize(batch.size() * vocab);
-    RunDecodeCall(
-        batch, [&] { return model_.Step(arena_, decode_slots_, decode_inputs_, decode_logits_); },
-        [&](size_t i, absl::Time end) {
-          HandleLogits(*batch[i], std::span<float>(decode_logits_).subspan(i * vocab, vocab), end);
-        });
-  }
-}
-
-bool StepRunner::AllSampleOnDevice(const std::vector<ActiveRequest*>& batch) {
-  decode_sampling_.clear();
-  for (const ActiveRequest* request : batch) {
-    std::optional<models::TokenSampling> sampling = request->DeviceSampling();
-    if (!sampling) return false;
-    decode_sampling_.push_back(*sampling);
-  }
-  return true;
-}
-
-template <typename Call, typename Take>
-void StepRunner::RunDecodeCall(const std::vector<ActiveRequest*>& batch, Call call, Take take) {
+  decode_tokens_.assign(batch.size(), -1);
+  raw_logits_.resize(raw_rows * vocab_);
   const absl::Time start = absl::Now();
-  const absl::Status status = call();
+  const absl::Status status = model_.StepAndSample(arena_, decode_slots_, decode_inputs_,
+                                                   decode_sampling_, decode_tokens_, raw_logits_);
   const absl::Time end = absl::Now();
   observer_.OnStep(StepPhase::kDecode, static_cast<int>(batch.size()), end - start);
+  size_t next_raw_row = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
+    ActiveRequest& request = *batch[i];
     if (!status.ok()) {
-      finisher_.Finish(*batch[i], FinishReason::kCancelled, ModelError("decode step", status));
+      finisher_.Finish(request, FinishReason::kCancelled, ModelError("decode step", status));
       continue;
     }
-    take(i, end);
+    const std::span<const float> raw =
+        RawRows(raw_logits_, decode_sampling_[i].want_raw_logits, &next_raw_row);
+    HandleOutcome(request, request.AcceptToken(decode_tokens_[i], raw), end);
   }
 }
 
 void StepRunner::Prefill(ActiveRequest& request, int tokens) {
-  prefill_logits_.resize(static_cast<size_t>(model_.config().vocab_size));
+  const std::span<const int32_t> chunk = request.prompt_left().first(tokens);
+  // Only the chunk that completes the prompt selects a token: the request's first.
+  const bool completes_prompt = chunk.size() == request.prompt_left().size();
+  std::optional<models::TokenSampling> sampling;
+  absl::Status status;
+  int32_t token = -1;
   const absl::Time start = absl::Now();
-  const absl::Status status =
-      model_.Prefill(arena_, request.slot(), request.prompt_left().first(tokens),
-                     models::LogitsWanted::kLastToken, prefill_logits_);
+  if (completes_prompt) {
+    sampling = request.NextTokenSampling();
+    raw_logits_.resize(sampling->want_raw_logits ? vocab_ : 0);
+    absl::StatusOr<int32_t> selected =
+        model_.PrefillAndSample(arena_, request.slot(), chunk, *sampling, raw_logits_);
+    status = selected.status();
+    token = selected.value_or(-1);
+  } else {
+    prefill_logits_.resize(vocab_);
+    status = model_.Prefill(arena_, request.slot(), chunk, models::LogitsWanted::kLastToken,
+                            prefill_logits_);
+  }
   const absl::Time end = absl::Now();
   observer_.OnStep(StepPhase::kPrefill, tokens, end - start);
   if (!status.ok()) {
     finisher_.Finish(request, FinishReason::kCancelled, ModelError("prefill", status));
     return;
   }
-  request.PromptFed(tokens, end);
-  if (request.prompt_done()) HandleLogits(request, prefill_logits_, end);
-}
-
-void StepRunner::HandleLogits(ActiveRequest& request, std::span<float> logits, absl::Time now) {
-  HandleOutcome(request, request.SampleNext(logits), now);
+  request.PromptFed(chunk.size(), end);
+  if (sampling) {
+    size_t next_raw_row = 0;
+    const std::span<const float> raw =
+        RawRows(raw_logits_, sampling->want_raw_logits, &next_raw_row);
+    HandleOutcome(request, request.AcceptToken(token, raw), end);
+  }
 }
 
 void StepRunner::HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,

@@ -31,43 +31,39 @@ class RequestFinisher {
 
 class StepRunner {
  public:
-  // Every reference must outlive the runner. `sample_on_device`: decode batches whose every
-  // row qualifies (ActiveRequest::DeviceSampling) are sampled by the model (StepAndSample).
+  // Every reference must outlive the runner.
   StepRunner(models::LanguageModel& model, models::StateArena& arena, EngineObserver& observer,
-             RequestFinisher& finisher, bool sample_on_device);
+             RequestFinisher& finisher);
 
   // Runs `plan` (made from `running`, in the same order): the decode batch, then the prompt
   // chunks. A request whose prompt a chunk completes gets its first token from that chunk.
+  // Every token is selected by the model's one selection op (StepAndSample, PrefillAndSample),
+  // whatever else is in the batch.
   void Run(const StepPlan& plan, std::span<const std::unique_ptr<ActiveRequest>> running);
 
  private:
-  void Decode(const std::vector<ActiveRequest*>& batch);
+  void Decode(std::span<ActiveRequest* const> batch);
   void Prefill(ActiveRequest& request, int tokens);
-  // Whether every row's token may be sampled on the device; when so, their options are in
-  // decode_sampling_.
-  bool AllSampleOnDevice(const std::vector<ActiveRequest*>& batch);
-  // Runs one decode model call for `batch` and reports its duration, then hands row i to
-  // take(i, end), or ends every row with the call's error.
-  template <typename Call, typename Take>
-  void RunDecodeCall(const std::vector<ActiveRequest*>& batch, Call call, Take take);
-  // Samples a request's next token from its logits on the host, then as HandleOutcome.
-  void HandleLogits(ActiveRequest& request, std::span<float> logits, absl::Time now);
   // Streams a request's new token and ends the request if due.
   void HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
                      absl::Time now);
+  // Row *next_row of `raw_logits` (vocab floats) when `wanted`, advancing *next_row; else
+  // empty.
+  std::span<const float> RawRows(std::span<const float> raw_logits, bool wanted,
+                                 size_t* next_row) const;
 
   models::LanguageModel& model_;
   models::StateArena& arena_;
   EngineObserver& observer_;
   RequestFinisher& finisher_;
-  const bool sample_on_device_;
+  const size_t vocab_;
   // Reused every step, so a step allocates nothing once the batch size settled.
   std::vector<ActiveRequest*> decode_batch_;
   std::vector<int32_t> decode_slots_;
   std::vector<int32_t> decode_inputs_;
-  std::vector<float> decode_logits_;
   std::vector<models::TokenSampling> decode_sampling_;
   std::vector<int32_t> decode_tokens_;
+  std::vector<float> raw_logits_;  // the raw rows of the requests that want logprobs
   std::vector<float> prefill_logits_;
 };
 
