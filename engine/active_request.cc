@@ -2,14 +2,15 @@
 
 #include <algorithm>
 
+#include "engine/token_logprobs.h"
+
 namespace slotserve::engine {
 
 ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
                              std::shared_ptr<GenerationSink> sink, uint64_t seed,
                              const StopLimits& limits, const Tokenizer* tokenizer,
-                             absl::Time submitted_at)
-    : submitted(submitted_at),
-      id_(id),
+                             absl::Time submitted)
+    : id_(id),
       request_(std::move(request)),
       sink_(std::move(sink)),
       limits_(limits),
@@ -17,10 +18,37 @@ ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
       text_(tokenizer, request_.prompt_ids, request_.stopping.stop_sequences),
       stop_token_ids_(request_.stopping.stop_token_ids.begin(),
                       request_.stopping.stop_token_ids.end()),
-      masked_before_min_new_(request_.stopping.stop_token_ids) {
+      masked_before_min_new_(request_.stopping.stop_token_ids),
+      submitted_(submitted) {
   if (limits_.eos_id >= 0 && !request_.stopping.ignore_eos) {
     masked_before_min_new_.push_back(limits_.eos_id);
   }
+}
+
+void ActiveRequest::Admit(int slot, absl::Time now) {
+  slot_ = slot;
+  admitted_ = now;
+}
+
+void ActiveRequest::PromptFed(size_t tokens, absl::Time now) {
+  prompt_fed_ += tokens;
+  if (prompt_done()) prefill_done_ = now;
+}
+
+ActiveRequest::TokenTiming ActiveRequest::RecordTokenTime(absl::Time now) {
+  TokenTiming timing;
+  timing.first = !first_token_.has_value();
+  timing.since = now - (timing.first ? submitted_ : *last_token_);
+  if (timing.first) first_token_ = now;
+  last_token_ = now;
+  return timing;
+}
+
+int ActiveRequest::MarkFinished() {
+  finished_ = true;
+  const int slot = slot_;
+  slot_ = -1;
+  return slot;
 }
 
 std::span<const int32_t> ActiveRequest::prompt_left() const {
@@ -32,32 +60,12 @@ std::span<const int32_t> ActiveRequest::MaskedNow() const {
   return masked_before_min_new_;
 }
 
-std::optional<models::TokenSampling> ActiveRequest::DeviceSampling() const {
-  if (sampler_.uses_penalties() || request_.logprobs.enabled || !MaskedNow().empty()) {
-    return std::nullopt;
-  }
-  const SamplingOptions& options = sampler_.options();
-  return models::TokenSampling{.temperature = options.temperature,
-                               .top_k = options.top_k,
-                               .top_p = options.top_p,
-                               .min_p = options.min_p,
-                               .seed = sampler_.seed(),
-                               .draw_index = static_cast<uint64_t>(sampler_.tokens_sampled())};
+models::TokenSampling ActiveRequest::NextTokenSampling() const {
+  return sampler_.NextToken(MaskedNow(), request_.logprobs.enabled);
 }
 
-ActiveRequest::TokenOutcome ActiveRequest::SampleNext(std::span<float> logits) {
-  const bool want_logprobs = request_.logprobs.enabled;
-  if (want_logprobs) raw_logits_.assign(logits.begin(), logits.end());
-  const int32_t token = sampler_.Choose(logits, MaskedNow());
-  TokenOutcome outcome = AcceptSampled(token);
-  if (want_logprobs) {
-    outcome.chunk.logprobs.push_back(
-        ComputeLogprobs(raw_logits_, token, static_cast<int>(request_.logprobs.top_n)));
-  }
-  return outcome;
-}
-
-ActiveRequest::TokenOutcome ActiveRequest::AcceptSampled(int32_t token) {
+ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
+                                                       std::span<const float> raw_logits) {
   TokenOutcome outcome;
   const int32_t index = generated_;  // 0-based index of the token being taken
   const bool before_min_new = index < request_.stopping.min_new_tokens;
@@ -85,6 +93,10 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptSampled(int32_t token) {
   }
   if (finish && *finish != FinishReason::kStopSequence) outcome.chunk.text += text_.Finish();
   if (!finish) next_input_ = token;
+  if (request_.logprobs.enabled) {
+    outcome.chunk.logprobs.push_back(
+        ComputeLogprobs(raw_logits, token, static_cast<int>(request_.logprobs.top_n)));
+  }
   return outcome;
 }
 
@@ -97,10 +109,10 @@ Finished ActiveRequest::MakeFinished(FinishReason reason, absl::Status status,
   finished.generated_tokens = generated_;
   finished.seed = sampler_.seed();
   GenerationTimings& t = finished.timings;
-  t.total = now - submitted;
-  t.queue = admitted ? *admitted - submitted : t.total;
-  if (admitted) t.prefill = (prefill_done ? *prefill_done : now) - *admitted;
-  if (first_token) t.first_token = *first_token - submitted;
+  t.total = now - submitted_;
+  t.queue = admitted_ ? *admitted_ - submitted_ : t.total;
+  if (admitted_) t.prefill = (prefill_done_ ? *prefill_done_ : now) - *admitted_;
+  if (first_token_) t.first_token = *first_token_ - submitted_;
   return finished;
 }
 

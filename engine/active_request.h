@@ -10,12 +10,12 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
-#include "models/token_sampling.h"
 #include "engine/generated_text_stream.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/sampler.h"
 #include "engine/tokenizer.h"
+#include "models/token_sampling.h"
 
 namespace slotserve::engine {
 
@@ -36,17 +36,15 @@ class ActiveRequest {
     TokenChunk chunk;
     std::optional<FinishReason> finish;  // set when this token ends the request
   };
-  // Samples the next token from this request's logits (overwritten) on the host, then takes
-  // it as AcceptSampled does (plus its logprobs when asked for).
-  TokenOutcome SampleNext(std::span<float> logits);
-  // How the model's device may sample this request's next token, or nullopt when the token
-  // needs the host logits: penalties (they need the history), logprobs, or ids masked this
-  // step (eos and stop tokens before min_new_tokens).
-  std::optional<models::TokenSampling> DeviceSampling() const;
-  // Takes `token`, sampled elsewhere with the options DeviceSampling() gave: advances the RNG
-  // stream and history, decides whether it ends the request and what text it releases. When it
-  // does not end it, the token becomes next_input().
-  TokenOutcome AcceptSampled(int32_t token);
+  // The selection op's row for this request's next token (models::TokenSampling): its options
+  // and draw, its history when a penalty reads it, the ids masked now (eos and stop tokens
+  // before min_new_tokens), and whether logprobs need the raw logits. Valid until AcceptToken.
+  models::TokenSampling NextTokenSampling() const;
+  // Takes `token`, selected with NextTokenSampling()'s row: advances the RNG stream and
+  // history, decides whether it ends the request and what text it releases, and adds its
+  // logprobs from `raw_logits` (the row's raw logits; empty unless the row wanted them). When
+  // it does not end the request, the token becomes next_input().
+  TokenOutcome AcceptToken(int32_t token, std::span<const float> raw_logits);
   // Text still held back when the request ends for a reason other than a stop sequence.
   std::string FinishText() { return text_.Finish(); }
 
@@ -56,19 +54,34 @@ class ActiveRequest {
   const GenerationRequest& request() const { return request_; }
   GenerationSink& sink() const { return *sink_; }
 
+  // Lifecycle, in order. Only the engine thread calls these (the scheduler and its step
+  // runner); the clock readings end up in MakeFinished's timings.
+  // Holds `slot` from `now` on.
+  void Admit(int slot, absl::Time now);
+  // `tokens` more prompt tokens were fed, the model call ending at `now`.
+  void PromptFed(size_t tokens, absl::Time now);
+  // A token was handed to the request at `now`: how long after Submit when it is the first
+  // (time to first token), else how long after the previous token (inter-token latency).
+  struct TokenTiming {
+    bool first = false;
+    absl::Duration since;
+  };
+  TokenTiming RecordTokenTime(absl::Time now);
+  // Marks the request ended and gives up its slot: returns the slot it held, for the caller to
+  // release (-1 when it held none). Once only: check finished() first.
+  int MarkFinished();
+
+  absl::Time submitted() const { return submitted_; }
+  int slot() const { return slot_; }  // -1 while queued and once finished
+  bool finished() const { return finished_; }
+
   // Prompt progress (prefill).
   std::span<const int32_t> prompt_left() const;
-  void PromptFed(size_t tokens) { prompt_fed_ += tokens; }
   bool prompt_done() const { return prompt_fed_ == request_.prompt_ids.size(); }
 
   // The token the next decode step feeds; nullopt while prefilling.
   std::optional<int32_t> next_input() const { return next_input_; }
   int32_t generated() const { return generated_; }
-
-  int slot = -1;  // the state slot held, -1 while queued
-  bool finished = false;
-  absl::Time submitted;
-  std::optional<absl::Time> admitted, prefill_done, first_token, last_token;
 
  private:
   // The ids the next token may not be (empty once min_new_tokens is reached).
@@ -82,10 +95,13 @@ class ActiveRequest {
   GeneratedTextStream text_;
   absl::flat_hash_set<int32_t> stop_token_ids_;
   std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
-  std::vector<float> raw_logits_;               // scratch for logprobs
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
   std::optional<int32_t> next_input_;
+  int slot_ = -1;
+  bool finished_ = false;
+  absl::Time submitted_;
+  std::optional<absl::Time> admitted_, prefill_done_, first_token_, last_token_;
 };
 
 }  // namespace slotserve::engine

@@ -10,8 +10,9 @@ absl::StatusOr<DeviceSampling> ParseDeviceSampling(std::string_view text) {
   if (text == "auto") return DeviceSampling::kAuto;
   if (text == "on") return DeviceSampling::kAlways;
   if (text == "off") return DeviceSampling::kNever;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "must be auto (on the device for cuda only), on or off, got \"", std::string(text), "\""));
+  return absl::InvalidArgumentError(
+      absl::StrCat("must be auto, on or off (accepted for compatibility; it has no effect), got \"",
+                   std::string(text), "\""));
 }
 
 std::string_view DeviceSamplingName(DeviceSampling mode) {
@@ -26,16 +27,6 @@ std::string_view DeviceSamplingName(DeviceSampling mode) {
   return "unknown";
 }
 
-bool SamplesOnDevice(DeviceSampling mode, kernels::Backend backend) {
-  switch (mode) {
-    case DeviceSampling::kAuto:
-      return backend == kernels::Backend::kCuda;
-    case DeviceSampling::kAlways:
-      return true;
-    case DeviceSampling::kNever:
-      return false;
-  }
-  return false;
-}
+bool SamplesOnDevice(DeviceSampling /*mode*/, kernels::Backend /*backend*/) { return true; }
 
 }  // namespace slotserve::engine

@@ -1,6 +1,11 @@
-// Where a decode step's tokens are sampled: on the model's device (LanguageModel::StepAndSample:
-// only token ids cross to the host) or on the host from copied logits (the only way for rows
-// with penalties, logprobs or masked ids, which always stay there).
+// The --device-sampling setting (auto, on, off), kept so that existing command lines and
+// SchedulerOptions still work: it no longer changes anything. It used to choose, per decode
+// batch, between selecting tokens on the model's device and on the host from copied logits
+// (rows with penalties, logprobs or masks always took the host path). Now every token, decode
+// and prompt alike, is selected by the one sampling op (kernels/sampling.h) where the model's
+// logits are: on the GPU for cuda, on the host for cpu and reference. Penalties and masks are
+// per-row adjustments the op applies, and logprobs copy back just the rows that ask, so no
+// request needs a host path any more.
 #pragma once
 
 #include <string_view>
@@ -11,19 +16,17 @@
 namespace slotserve::engine {
 
 enum class DeviceSampling {
-  // On the device on cuda only: copying a [B, vocab] logits block back costs a cuda step more
-  // than sampling does, while on cpu the host sampler (nth_element, no full sort) is faster
-  // than the op's sort per row.
-  kAuto,
-  kAlways,  // on the device whatever the backend (tests exercise the path on cpu this way)
-  kNever,   // always on the host
+  kAuto,    // "auto"
+  kAlways,  // "on"
+  kNever,   // "off"
 };
 
 // "auto", "on" or "off" (the server flag's spelling); INVALID_ARGUMENT naming the choices.
 absl::StatusOr<DeviceSampling> ParseDeviceSampling(std::string_view text);
 std::string_view DeviceSamplingName(DeviceSampling mode);
 
-// Whether decode steps on `backend` try the device under `mode`.
+// Whether tokens are selected on the model's device: true under every mode and backend (the
+// start-up line reports it).
 bool SamplesOnDevice(DeviceSampling mode, kernels::Backend backend);
 
 }  // namespace slotserve::engine

@@ -9,34 +9,17 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "models/token_sampling.h"
 
 namespace slotserve::engine {
 
 // Engine-assigned handle of an accepted request (unique for the scheduler's lifetime).
 using RequestId = uint64_t;
 
-// Each option's neutral value switches it off. Applied in this order to the raw logits:
-// repetition penalty, presence/frequency penalty, (min_new_tokens suppression of eos/stop
-// tokens), temperature, top-k, top-p, min-p, then one draw from the request's RNG stream.
-struct SamplingOptions {
-  // 0 = greedy (argmax, lowest id on ties); otherwise logits are divided by it. Must be >= 0.
-  float temperature = 1.0f;
-  // Keep only the k most likely tokens; 0 = off. Must be >= 0.
-  int32_t top_k = 0;
-  // Keep the smallest set of most likely tokens whose probability sum reaches top_p;
-  // 1 = off. Must be in (0, 1].
-  float top_p = 1.0f;
-  // Drop tokens whose probability is below min_p times the most likely token's; 0 = off.
-  // Must be in [0, 1].
-  float min_p = 0.0f;
-  // CTRL / Hugging Face style over prompt + generated tokens: a positive logit is divided by
-  // it, a negative one multiplied. 1 = off. Must be > 0.
-  float repetition_penalty = 1.0f;
-  // OpenAI style over generated tokens only: logit -= presence_penalty * [count > 0]
-  //                                                 + frequency_penalty * count.
-  // 0 = off. Each must be in [-2, 2].
-  float presence_penalty = 0.0f;
-  float frequency_penalty = 0.0f;
+// How the request's tokens are picked: models::SamplingOptions (temperature, top-k, top-p,
+// min-p, repetition / presence / frequency penalties: the one set of options and defaults,
+// whose rule kernels/sampling.h writes out), plus the request's seed.
+struct SamplingOptions : models::SamplingOptions {
   // Seed of the request's own RNG stream: the same seed, prompt and options give the same
   // tokens whatever else is in the batch. Unset: the engine picks one and reports it in
   // Finished::seed.

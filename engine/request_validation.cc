@@ -1,17 +1,13 @@
 #include "engine/request_validation.h"
 
-#include <cmath>
-
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "base/utf8.h"
+#include "models/token_sampling.h"
 
 namespace slotserve::engine {
 namespace {
 
 absl::Status Invalid(const std::string& message) { return absl::InvalidArgumentError(message); }
-
-std::string FormatFloat(float value) { return absl::StrFormat("%g", value); }
 
 absl::Status CheckTokenIds(const std::vector<int32_t>& ids, const char* field, int vocab_size) {
   for (size_t i = 0; i < ids.size(); ++i) {
@@ -19,35 +15,6 @@ absl::Status CheckTokenIds(const std::vector<int32_t>& ids, const char* field, i
       return Invalid(absl::StrCat(field, "[", i, "] must be a token id in [0, ", vocab_size,
                                   "), got ", ids[i]));
     }
-  }
-  return absl::OkStatus();
-}
-
-absl::Status CheckSampling(const SamplingOptions& s) {
-  if (!std::isfinite(s.temperature) || s.temperature < 0.0f) {
-    return Invalid("sampling.temperature must be >= 0 (0 = greedy), got " +
-                   FormatFloat(s.temperature));
-  }
-  if (s.top_k < 0) {
-    return Invalid(absl::StrCat("sampling.top_k must be >= 0 (0 = off), got ", s.top_k));
-  }
-  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) {
-    return Invalid("sampling.top_p must be in (0, 1] (1 = off), got " + FormatFloat(s.top_p));
-  }
-  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) {
-    return Invalid("sampling.min_p must be in [0, 1] (0 = off), got " + FormatFloat(s.min_p));
-  }
-  if (!std::isfinite(s.repetition_penalty) || s.repetition_penalty <= 0.0f) {
-    return Invalid("sampling.repetition_penalty must be > 0 (1 = off), got " +
-                   FormatFloat(s.repetition_penalty));
-  }
-  if (!(s.presence_penalty >= -2.0f && s.presence_penalty <= 2.0f)) {
-    return Invalid("sampling.presence_penalty must be in [-2, 2] (0 = off), got " +
-                   FormatFloat(s.presence_penalty));
-  }
-  if (!(s.frequency_penalty >= -2.0f && s.frequency_penalty <= 2.0f)) {
-    return Invalid("sampling.frequency_penalty must be in [-2, 2] (0 = off), got " +
-                   FormatFloat(s.frequency_penalty));
   }
   return absl::OkStatus();
 }
@@ -113,7 +80,9 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckSampling(request.sampling); !s.ok()) return s;
+  if (absl::Status s = models::CheckSamplingOptions(request.sampling, "sampling"); !s.ok()) {
+    return s;
+  }
   if (absl::Status s = CheckStopping(request.stopping, limits); !s.ok()) return s;
   if (request.logprobs.top_n < 0 || request.logprobs.top_n > limits.max_top_logprobs) {
     return Invalid(absl::StrCat("logprobs.top_n must be in [0, ", limits.max_top_logprobs,

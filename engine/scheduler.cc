@@ -1,22 +1,21 @@
 #include "engine/scheduler.h"
 
-#include <algorithm>
-#include <condition_variable>
 #include <deque>
-#include <limits>
 #include <mutex>
 #include <optional>
 #include <random>
-#include <span>
 #include <thread>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "kernels/counter_rng.h"
 #include "engine/active_request.h"
+#include "engine/ending_status.h"
+#include "engine/request_queue.h"
 #include "engine/request_validation.h"
 #include "engine/slot_pool.h"
+#include "engine/step_planner.h"
+#include "engine/step_runner.h"
+#include "kernels/counter_rng.h"
 
 namespace slotserve::engine {
 
@@ -58,7 +57,10 @@ absl::Status SchedulerOptions::Validate() const {
   return absl::OkStatus();
 }
 
-class Scheduler::Impl {
+// Owns the engine thread: each step it takes work from the queue, plans the step
+// (step_planner.h), has the runner execute it (step_runner.h), and keeps the books of every
+// ending (Finish).
+class Scheduler::Impl final : private RequestFinisher {
  public:
   Impl(std::unique_ptr<models::LanguageModel> model, const Tokenizer* tokenizer,
        const SchedulerOptions& options, EngineObserver* observer,
@@ -67,27 +69,18 @@ class Scheduler::Impl {
         tokenizer_(tokenizer),
         options_(options),
         observer_(observer != nullptr ? *observer : NoObserver()),
+        limits_(MakeRequestLimits(*model_, tokenizer, options)),
+        seed_base_(RandomSeedBase()),
         arena_(std::move(arena)),
         pool_(arena_.get()),
-        sample_on_device_(SamplesOnDevice(options.device_sampling, model_->backend())),
-        seed_base_(RandomSeedBase()) {
-    const models::ModelConfig& config = model_->config();
-    limits_.vocab_size = config.vocab_size;
-    limits_.max_positions = model_->max_positions();
-    limits_.max_prompt_tokens = options.max_prompt_tokens;
-    limits_.default_max_new_tokens = options.default_max_new_tokens;
-    limits_.max_new_tokens_limit = options.max_new_tokens_limit;
-    limits_.max_stop_sequences = options.max_stop_sequences;
-    limits_.max_stop_sequence_bytes = options.max_stop_sequence_bytes;
-    limits_.max_top_logprobs = options.max_top_logprobs;
-    limits_.has_tokenizer = tokenizer != nullptr;
-  }
+        runner_(*model_, *arena_, observer_, *this),
+        queue_(options.max_queued, options.max_slots) {}
 
-  ~Impl() { Stop(); }
+  ~Impl() override { Stop(); }
 
   void Start() {
-    std::lock_guard lock(mu_);
-    if (started_ || stopping_) return;
+    std::lock_guard lock(lifecycle_mu_);
+    if (started_ || queue_.shut_down()) return;
     started_ = true;
     thread_ = std::thread([this] { Run(); });
   }
@@ -106,140 +99,82 @@ class Scheduler::Impl {
     stop_limits.max_new_tokens = EffectiveMaxNewTokens(request.stopping, limits_);
     stop_limits.eos_id = model_->config().eos_id;
     stop_limits.max_positions = limits_.max_positions;
-
-    std::lock_guard lock(mu_);
-    if (stopping_) return absl::UnavailableError("the scheduler has stopped");
-    if (draining_) return absl::UnavailableError("the server is draining; not accepting requests");
-    if (static_cast<int>(queue_.size()) >= options_.max_queued) {
-      return absl::ResourceExhaustedError(absl::StrCat("the request queue is full (",
-                                                       options_.max_queued,
-                                                       " waiting for a state slot); retry later"));
-    }
-    const RequestId id = next_id_++;
-    const uint64_t seed = request.sampling.seed.value_or(MixBits(seed_base_ + id));
-    // Priming the detokeniser walks the prompt once; prompts are bounded by
-    // max_prompt_tokens, so this stays short even under the lock.
-    queue_.push_back(std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
-                                                     stop_limits, tokenizer_, now));
-    live_.insert(id);
-    work_cv_.notify_one();
-    return id;
+    // Priming the detokeniser walks the prompt once under the queue's lock; prompts are
+    // bounded by max_prompt_tokens, so this stays short.
+    return queue_.Enqueue([&](RequestId id) {
+      const uint64_t seed = request.sampling.seed.value_or(MixBits(seed_base_ + id));
+      return std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
+                                             stop_limits, tokenizer_, now);
+    });
   }
 
-  bool Cancel(RequestId id) {
-    std::lock_guard lock(mu_);
-    if (!live_.contains(id)) return false;
-    cancels_.push_back(id);
-    work_cv_.notify_one();
-    return true;
-  }
-
-  void BeginDrain() {
-    std::lock_guard lock(mu_);
-    draining_ = true;
-  }
-
-  bool draining() const {
-    std::lock_guard lock(mu_);
-    return draining_ || stopping_;
-  }
-
-  bool WaitIdle(absl::Time deadline) {
-    std::unique_lock lock(mu_);
-    while (!live_.empty()) {
-      const absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) return false;
-      idle_cv_.wait_for(lock, absl::ToChronoNanoseconds(std::min(left, absl::Seconds(1))));
-    }
-    return true;
-  }
+  bool Cancel(RequestId id) { return queue_.Cancel(id); }
+  void BeginDrain() { queue_.BeginDrain(); }
+  bool draining() const { return queue_.draining(); }
+  bool WaitIdle(absl::Time deadline) { return queue_.WaitIdle(deadline); }
 
   void Stop() {
+    std::thread engine;
     {
-      std::lock_guard lock(mu_);
-      if (stop_called_) return;
-      stop_called_ = true;
-      stopping_ = true;
-      work_cv_.notify_one();
+      std::lock_guard lock(lifecycle_mu_);
+      if (!queue_.ShutDown()) return;
+      engine = std::move(thread_);
     }
-    if (thread_.joinable()) {
-      thread_.join();
+    if (engine.joinable()) {
+      engine.join();
     } else {
       FinishEverythingOnStop();  // never started: the queue ends on this thread
     }
   }
 
-  SchedulerStats stats() const {
-    std::lock_guard lock(mu_);
-    return StatsLocked();
-  }
-
+  SchedulerStats stats() const { return queue_.stats(); }
   const SchedulerOptions& options() const { return options_; }
   const models::LanguageModel& model() const { return *model_; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
 
  private:
+  static RequestLimits MakeRequestLimits(const models::LanguageModel& model,
+                                         const Tokenizer* tokenizer,
+                                         const SchedulerOptions& options) {
+    RequestLimits limits;
+    limits.vocab_size = model.config().vocab_size;
+    limits.max_positions = model.max_positions();
+    limits.max_prompt_tokens = options.max_prompt_tokens;
+    limits.default_max_new_tokens = options.default_max_new_tokens;
+    limits.max_new_tokens_limit = options.max_new_tokens_limit;
+    limits.max_stop_sequences = options.max_stop_sequences;
+    limits.max_stop_sequence_bytes = options.max_stop_sequence_bytes;
+    limits.max_top_logprobs = options.max_top_logprobs;
+    limits.has_tokenizer = tokenizer != nullptr;
+    return limits;
+  }
+
   static uint64_t RandomSeedBase() {
     std::random_device device;
     return (static_cast<uint64_t>(device()) << 32) ^ device();
   }
 
-  SchedulerStats StatsLocked() const {
-    SchedulerStats stats;
-    stats.queued = static_cast<int>(queue_.size());
-    stats.running = static_cast<int>(live_.size()) - stats.queued;
-    stats.slots_used = stats.running;
-    stats.slots_total = options_.max_slots;
-    return stats;
-  }
-
-  // The engine thread.
+  // The engine thread: take work in -> end what left -> admit -> plan -> run.
   void Run() {
-    while (true) {
-      std::vector<std::unique_ptr<ActiveRequest>> admitted;
-      std::vector<std::pair<std::unique_ptr<ActiveRequest>, absl::Status>> dropped_from_queue;
-      absl::flat_hash_set<RequestId> cancelled;
-      {
-        std::unique_lock lock(mu_);
-        work_cv_.wait(lock, [&] {
-          return stopping_ || !cancels_.empty() || !running_.empty() ||
-                 (!queue_.empty() && pool_.free_count() > 0);
-        });
-        if (stopping_) break;
-        cancelled.insert(cancels_.begin(), cancels_.end());
-        cancels_.clear();
-        const absl::Time now = absl::Now();
-        for (auto it = queue_.begin(); it != queue_.end();) {
-          if (cancelled.contains((*it)->id())) {
-            dropped_from_queue.emplace_back(std::move(*it), CancelledStatus());
-          } else if ((*it)->request().deadline <= now) {
-            dropped_from_queue.emplace_back(std::move(*it), DeadlineStatus(**it, now));
-          } else {
-            ++it;
-            continue;
-          }
-          it = queue_.erase(it);
-        }
-        while (!queue_.empty() && static_cast<int>(admitted.size()) < pool_.free_count()) {
-          admitted.push_back(std::move(queue_.front()));
-          queue_.pop_front();
-        }
-      }
+    // Admission counts the slots free before this step's cancellations return theirs, so a
+    // slot freed now is handed out from the next step on.
+    while (std::optional<RequestQueue::Intake> intake =
+               queue_.WaitForWork(!running_.empty(), pool_.free_count())) {
       const absl::Time now = absl::Now();
-      for (auto& [request, status] : dropped_from_queue) {
+      for (auto& [request, status] : intake->dropped) {
         Finish(*request, FinishReason::kCancelled, std::move(status));
       }
       for (auto& request : running_) {
-        if (cancelled.contains(request->id())) {
+        if (intake->cancelled.contains(request->id())) {
           Finish(*request, FinishReason::kCancelled, CancelledStatus());
         } else if (request->request().deadline <= now) {
           Finish(*request, FinishReason::kCancelled, DeadlineStatus(*request, now));
         }
       }
-      Admit(std::move(admitted), now);
-      const int decoded = DecodeStep();
-      PrefillChunks(options_.token_budget - decoded);
-      std::erase_if(running_, [](const auto& request) { return request->finished; });
+      std::erase_if(running_, [](const auto& request) { return request->finished(); });
+      Admit(queue_.PopFront(PlanAdmission(pool_.free_count(), intake->head)), now);
+      runner_.Run(PlanStep(RunningViews(), step_limits_), running_);
+      std::erase_if(running_, [](const auto& request) { return request->finished(); });
       observer_.OnStats(stats());
     }
     FinishEverythingOnStop();
@@ -254,143 +189,30 @@ class Scheduler::Impl {
                    absl::StrCat("could not set up a state slot: ", slot.status().message())));
         continue;
       }
-      request->slot = *slot;
-      request->admitted = now;
-      observer_.OnRequestAdmitted(now - request->submitted);
+      request->Admit(*slot, now);
+      observer_.OnRequestAdmitted(now - request->submitted());
       running_.push_back(std::move(request));
     }
   }
 
-  // One token for every request past its prompt, in one model call. Returns the batch size.
-  int DecodeStep() {
-    std::vector<ActiveRequest*> batch;
-    std::vector<int32_t> slots;
-    std::vector<int32_t> tokens;
-    for (auto& request : running_) {
-      if (request->finished || !request->next_input()) continue;
-      batch.push_back(request.get());
-      slots.push_back(request->slot);
-      tokens.push_back(*request->next_input());
+  std::vector<RunningRequestView> RunningViews() const {
+    std::vector<RunningRequestView> views;
+    views.reserve(running_.size());
+    for (const auto& request : running_) {
+      views.push_back({.decoding = request->next_input().has_value(),
+                       .prompt_left = static_cast<int64_t>(request->prompt_left().size())});
     }
-    if (batch.empty()) return 0;
-    if (sample_on_device_ && AllSampleOnDevice(batch)) {
-      // Only the ids cross to the host.
-      decode_tokens_.assign(batch.size(), -1);
-      RunDecodeCall(
-          batch,
-          [&] {
-            return model_->StepAndSample(*arena_, slots, tokens, decode_sampling_, decode_tokens_);
-          },
-          [&](size_t i, absl::Time end) {
-            HandleOutcome(*batch[i], batch[i]->AcceptSampled(decode_tokens_[i]), end);
-          });
-    } else {
-      const size_t vocab = static_cast<size_t>(model_->config().vocab_size);
-      decode_logits_.resize(batch.size() * vocab);
-      RunDecodeCall(
-          batch, [&] { return model_->Step(*arena_, slots, tokens, decode_logits_); },
-          [&](size_t i, absl::Time end) {
-            HandleLogits(*batch[i], std::span<float>(decode_logits_).subspan(i * vocab, vocab),
-                         end);
-          });
-    }
-    return static_cast<int>(batch.size());
-  }
-
-  // Whether every row's token may be sampled on the device; when so, their options are in
-  // decode_sampling_.
-  bool AllSampleOnDevice(const std::vector<ActiveRequest*>& batch) {
-    decode_sampling_.clear();
-    for (const ActiveRequest* request : batch) {
-      std::optional<models::TokenSampling> sampling = request->DeviceSampling();
-      if (!sampling) return false;
-      decode_sampling_.push_back(*sampling);
-    }
-    return true;
-  }
-
-  // Runs one decode model call for `batch` and reports its duration, then hands row i to
-  // take(i, end), or ends every row with the call's error.
-  template <typename Call, typename Take>
-  void RunDecodeCall(const std::vector<ActiveRequest*>& batch, Call call, Take take) {
-    const absl::Time start = absl::Now();
-    const absl::Status status = call();
-    const absl::Time end = absl::Now();
-    observer_.OnStep(StepPhase::kDecode, static_cast<int>(batch.size()), end - start);
-    for (size_t i = 0; i < batch.size(); ++i) {
-      if (!status.ok()) {
-        Finish(*batch[i], FinishReason::kCancelled, ModelError("decode step", status));
-        continue;
-      }
-      take(i, end);
-    }
-  }
-
-  // Prompt chunks in admission order while the budget lasts (always at least one chunk).
-  void PrefillChunks(int budget) {
-    const size_t vocab = static_cast<size_t>(model_->config().vocab_size);
-    prefill_logits_.resize(vocab);
-    bool ran_a_chunk = false;
-    for (auto& request : running_) {
-      if (request->finished || request->prompt_done()) continue;
-      const std::span<const int32_t> left = request->prompt_left();
-      size_t chunk = std::min<size_t>(left.size(), options_.prefill_chunk);
-      if (budget < static_cast<int>(chunk)) {
-        if (budget > 0) {
-          chunk = budget;
-        } else if (ran_a_chunk) {
-          break;
-        }
-      }
-      const absl::Time start = absl::Now();
-      const absl::Status status =
-          model_->Prefill(*arena_, request->slot, left.first(chunk),
-                          models::LogitsWanted::kLastToken, prefill_logits_);
-      const absl::Time end = absl::Now();
-      observer_.OnStep(StepPhase::kPrefill, static_cast<int>(chunk), end - start);
-      ran_a_chunk = true;
-      budget -= static_cast<int>(chunk);
-      if (!status.ok()) {
-        Finish(*request, FinishReason::kCancelled, ModelError("prefill", status));
-        continue;
-      }
-      request->PromptFed(chunk);
-      if (request->prompt_done()) {
-        request->prefill_done = end;
-        HandleLogits(*request, prefill_logits_, end);
-      }
-    }
-  }
-
-  // Samples a request's next token from its logits on the host, then as HandleOutcome.
-  void HandleLogits(ActiveRequest& request, std::span<float> logits, absl::Time now) {
-    HandleOutcome(request, request.SampleNext(logits), now);
-  }
-
-  // Streams a request's new token and ends the request if due.
-  void HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
-                     absl::Time now) {
-    if (!request.first_token) {
-      request.first_token = now;
-      observer_.OnFirstToken(now - request.submitted);
-    } else {
-      observer_.OnInterTokenLatency(now - *request.last_token);
-    }
-    request.last_token = now;
-    request.sink().OnTokens(outcome.chunk);
-    if (outcome.finish) Finish(request, *outcome.finish, absl::OkStatus());
+    return views;
   }
 
   // Every ending goes through here: the slot goes back, the sink hears once. The request
   // leaves the books (slot, live set, gauges, counters) before its sink hears the end, so a
   // client that reads its last message and at once asks GetModelInfo or scrapes the metrics
   // sees its slot free (issue 15, defect 1).
-  void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) {
-    if (request.finished) return;
-    request.finished = true;
-    if (request.slot >= 0) {
-      pool_.Release(request.slot).IgnoreError();  // held by construction
-      request.slot = -1;
+  void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) override {
+    if (request.finished()) return;
+    if (const int slot = request.MarkFinished(); slot >= 0) {
+      pool_.Release(slot).IgnoreError();  // held by construction
     }
     if (!status.ok()) {
       // Text held back for a possible stop sequence is not lost on a cut-off request.
@@ -399,46 +221,18 @@ class Scheduler::Impl {
       if (!tail.text.empty()) request.sink().OnTokens(tail);
     }
     const Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
-    SchedulerStats after;
-    {
-      std::lock_guard lock(mu_);
-      live_.erase(request.id());
-      after = StatsLocked();
-    }
+    const SchedulerStats after = queue_.Retire(request.id());
     observer_.OnRequestFinished(finished);
     observer_.OnStats(after);
     request.sink().OnFinished(finished);
-    std::lock_guard lock(mu_);
-    if (live_.empty()) idle_cv_.notify_all();
+    queue_.NotifyIfIdle();
   }
 
   void FinishEverythingOnStop() {
-    std::deque<std::unique_ptr<ActiveRequest>> queued;
-    {
-      std::lock_guard lock(mu_);
-      queued.swap(queue_);
-    }
-    const absl::Status shutdown =
-        absl::UnavailableError("the server shut down before the request finished");
-    for (auto& request : running_) Finish(*request, FinishReason::kCancelled, shutdown);
+    std::deque<std::unique_ptr<ActiveRequest>> queued = queue_.TakeAll();
+    for (auto& request : running_) Finish(*request, FinishReason::kCancelled, ShutdownStatus());
     running_.clear();
-    for (auto& request : queued) Finish(*request, FinishReason::kCancelled, shutdown);
-  }
-
-  static absl::Status CancelledStatus() {
-    return absl::CancelledError("the request was cancelled");
-  }
-
-  static absl::Status DeadlineStatus(const ActiveRequest& request, absl::Time now) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "the request's deadline passed after ", request.generated(), " generated tokens (",
-        absl::FormatDuration(now - request.submitted), " after it arrived)"));
-  }
-
-  static absl::Status ModelError(const char* what, const absl::Status& status) {
-    return absl::Status(
-        status.code() == absl::StatusCode::kOk ? absl::StatusCode::kInternal : status.code(),
-        absl::StrCat("model ", what, " failed: ", status.message()));
+    for (auto& request : queued) Finish(*request, FinishReason::kCancelled, ShutdownStatus());
   }
 
   // Immutable after construction.
@@ -446,31 +240,23 @@ class Scheduler::Impl {
   const Tokenizer* const tokenizer_;
   const SchedulerOptions options_;
   EngineObserver& observer_;
-  RequestLimits limits_;
+  const RequestLimits limits_;
+  const StepLimits step_limits_{.token_budget = options_.token_budget,
+                                .prefill_chunk = options_.prefill_chunk};
+  const uint64_t seed_base_;
 
   // Engine thread only.
   std::unique_ptr<models::StateArena> arena_;
   SlotPool pool_;
+  StepRunner runner_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
-  std::vector<float> decode_logits_;
-  const bool sample_on_device_;  // options_.device_sampling resolved for the model's backend
-  std::vector<models::TokenSampling> decode_sampling_;
-  std::vector<int32_t> decode_tokens_;
-  std::vector<float> prefill_logits_;
 
-  // Shared, guarded by mu_.
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable idle_cv_;
-  std::deque<std::unique_ptr<ActiveRequest>> queue_;
-  std::vector<RequestId> cancels_;
-  absl::flat_hash_set<RequestId> live_;  // accepted and not yet finished
-  RequestId next_id_ = 1;
-  const uint64_t seed_base_;
+  // Shared with the gRPC threads (it has its own lock).
+  RequestQueue queue_;
+
+  // Start and Stop.
+  std::mutex lifecycle_mu_;
   bool started_ = false;
-  bool draining_ = false;
-  bool stopping_ = false;
-  bool stop_called_ = false;
   std::thread thread_;
 };
 

@@ -2,14 +2,17 @@
 // the slot pool, and runs iteration-level continuous batching. Each step:
 //   1. takes in cancellations, drops requests whose deadline passed, admits queued requests
 //      while a slot is free (the slot is reset on admission);
-//   2. decodes one token for every request past its prompt (one LanguageModel::Step, or one
-//      StepAndSample when every row may be sampled on the device: device_sampling below);
+//   2. decodes one token for every request past its prompt (one LanguageModel::StepAndSample:
+//      every token is selected by the one selection op, kernels/sampling.h, where the model's
+//      logits are, whatever else is in the batch);
 //   3. feeds prompt chunks (<= prefill_chunk tokens each) of admitted requests in admission
 //      order while the token budget (token_budget minus the decode batch) lasts; at least one
 //      chunk per step is always run so prompts never starve. A request whose prompt is fully
-//      absorbed samples its first token right away and decodes from the next step on.
+//      absorbed selects its first token with the same op (PrefillAndSample) and decodes from
+//      the next step on.
 // Requests join and leave between steps. Idle, the thread sleeps on a condition variable.
-// Every public method is thread-safe.
+// Every public method is thread-safe. Inside: request_queue.h (what other threads touch),
+// step_planner.h (the rules of 1-3 as pure functions), step_runner.h (a step's model calls).
 #pragma once
 
 #include <cstdint>
@@ -19,13 +22,13 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "models/language_model.h"
-#include "models/model_config.h"
 #include "engine/device_sampling.h"
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/tokenizer.h"
+#include "models/language_model.h"
+#include "models/model_config.h"
 
 namespace slotserve::engine {
 
@@ -40,9 +43,8 @@ struct SchedulerOptions {
   int max_stop_sequences = 16;
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
-  // Decode steps whose every row qualifies (ActiveRequest::DeviceSampling) sample on the
-  // model's device when this says so; other steps, and every prompt's first token, sample on
-  // the host. Both give the same tokens.
+  // No effect (kept so callers that set it still compile): every token is selected by the
+  // sampling op where the model's logits are (device_sampling.h).
   DeviceSampling device_sampling = DeviceSampling::kAuto;
 
   // INVALID_ARGUMENT naming the first bad field ("max_slots must be > 0, got 0").

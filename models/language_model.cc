@@ -1,15 +1,13 @@
 #include "models/language_model.h"
 
-#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "kernels/sampling.h"
 #include "models/finite_weights.h"
 #include "models/model_weights.h"
 #include "models/safetensors_file.h"
-#include "models/step_sampling_inputs.h"
+#include "models/token_selector.h"
 #include "models/transformer_model.h"
 
 namespace slotserve::models {
@@ -41,17 +39,42 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
 absl::Status LanguageModel::StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                           std::span<const int32_t> tokens,
                                           std::span<const TokenSampling> sampling,
-                                          std::span<int32_t> out_tokens) {
-  SLOTSERVE_RETURN_IF_ERROR(
-      CheckTokenSampling(sampling, slots.size(), out_tokens.size(), "StepAndSample"));
+                                          std::span<int32_t> out_tokens,
+                                          std::span<float> raw_logits) {
   const int vocab = config().vocab_size;
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokenSampling(sampling, slots.size(), out_tokens.size(),
+                                               raw_logits.size(), vocab, "StepAndSample"));
   std::vector<float> logits(slots.size() * static_cast<size_t>(vocab));
   SLOTSERVE_RETURN_IF_ERROR(Step(states, slots, tokens, logits));
-  // Host memory is the reference backend's device memory.
-  StepSamplingInputs inputs(kernels::Backend::kReference);
-  SLOTSERVE_RETURN_IF_ERROR(inputs.Stage(sampling, /*stream=*/nullptr));
-  kernels::LaunchSampling(kernels::Backend::kReference, inputs.Params(logits.data(), vocab, vocab));
-  std::copy_n(inputs.out_tokens(), out_tokens.size(), out_tokens.begin());
+  return SelectOnHost(logits, sampling, out_tokens, raw_logits);
+}
+
+absl::StatusOr<int32_t> LanguageModel::PrefillAndSample(StateArena& states, int slot,
+                                                        std::span<const int32_t> tokens,
+                                                        const TokenSampling& sampling,
+                                                        std::span<float> raw_logits) {
+  const int vocab = config().vocab_size;
+  int32_t token = -1;
+  SLOTSERVE_RETURN_IF_ERROR(
+      CheckTokenSampling({&sampling, 1}, 1, 1, raw_logits.size(), vocab, "PrefillAndSample"));
+  std::vector<float> logits(static_cast<size_t>(vocab));
+  SLOTSERVE_RETURN_IF_ERROR(Prefill(states, slot, tokens, LogitsWanted::kLastToken, logits));
+  SLOTSERVE_RETURN_IF_ERROR(SelectOnHost(logits, {&sampling, 1}, {&token, 1}, raw_logits));
+  return token;
+}
+
+absl::Status LanguageModel::SelectOnHost(std::span<float> logits,
+                                         std::span<const TokenSampling> sampling,
+                                         std::span<int32_t> out_tokens,
+                                         std::span<float> raw_logits) const {
+  // Host memory is the host backends' device memory; the reference model keeps its own op.
+  const kernels::Backend host = backend() == kernels::Backend::kReference
+                                    ? kernels::Backend::kReference
+                                    : kernels::Backend::kCpu;
+  const int vocab = config().vocab_size;
+  TokenSelector selector(host);
+  SLOTSERVE_RETURN_IF_ERROR(selector.Stage(sampling, /*stream=*/nullptr));
+  selector.Select(logits.data(), vocab, vocab, out_tokens, raw_logits, /*stream=*/nullptr);
   return absl::OkStatus();
 }
 

@@ -46,15 +46,34 @@ class LanguageModel {
   virtual absl::Status Step(StateArena& states, std::span<const int32_t> slots,
                             std::span<const int32_t> tokens, std::span<float> logits) = 0;
 
-  // The same step as Step (same states and positions afterwards), then picks each row's next
-  // token as sampling[i] says (kernels/sampling.h) and writes only the ids to out_tokens [B].
-  // A model whose logits live on a device samples them there, so only B ids cross to the host.
-  // This default steps into host logits and runs the reference sampling op on them, so every
-  // model gives the same tokens (it is what a model without a device sampler does).
+  // The engine's one decode entry: the same step as Step (same states and positions
+  // afterwards), then the selection op (kernels/sampling.h) picks each row's next token as
+  // sampling[i] says, where the logits are, and only the ids come back, in out_tokens [B].
+  // Rows with want_raw_logits also get their raw logits (before any adjustment) in
+  // raw_logits, [the rows that want them, vocab] in row order, for logprobs. Why copy rows
+  // rather than have the op compute logprobs: few requests ask and a row is only vocab
+  // floats, while the op would need a log-softmax and a top-n selection on every backend;
+  // this way one double-precision implementation (engine/token_logprobs.h) serves them all.
+  // This default steps into host logits and runs the host op on them (what a model whose
+  // logits live on the host needs); a model with device logits selects them there.
   virtual absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                      std::span<const int32_t> tokens,
                                      std::span<const TokenSampling> sampling,
-                                     std::span<int32_t> out_tokens);
+                                     std::span<int32_t> out_tokens, std::span<float> raw_logits);
+
+  // Feeds `tokens` as Prefill does, then picks the next token from the last token's logits
+  // as StepAndSample picks a row's, so a prompt's first generated token follows the same rule
+  // as the rest. raw_logits: [vocab] when sampling.want_raw_logits, else empty. This default
+  // prefills into host logits and runs the host op on them.
+  virtual absl::StatusOr<int32_t> PrefillAndSample(StateArena& states, int slot,
+                                                   std::span<const int32_t> tokens,
+                                                   const TokenSampling& sampling,
+                                                   std::span<float> raw_logits);
+
+ private:
+  // The defaults' selection: the host op over host `logits` [rows, vocab].
+  absl::Status SelectOnHost(std::span<float> logits, std::span<const TokenSampling> sampling,
+                            std::span<int32_t> out_tokens, std::span<float> raw_logits) const;
 };
 
 }  // namespace slotserve::models

@@ -3,11 +3,45 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 
 namespace slotserve::models {
+namespace {
+
+absl::Status Invalid(absl::string_view field, absl::string_view rule, float value) {
+  return absl::InvalidArgumentError(absl::StrFormat("%s.%s, got %g", field, rule, value));
+}
+
+}  // namespace
+
+absl::Status CheckSamplingOptions(const SamplingOptions& s, absl::string_view field) {
+  if (!std::isfinite(s.temperature) || s.temperature < 0.0f) {
+    return Invalid(field, "temperature must be >= 0 (0 = greedy)", s.temperature);
+  }
+  if (s.top_k < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".top_k must be >= 0 (0 = off), got ", s.top_k));
+  }
+  if (!(s.top_p > 0.0f && s.top_p <= 1.0f)) {
+    return Invalid(field, "top_p must be in (0, 1] (1 = off)", s.top_p);
+  }
+  if (!(s.min_p >= 0.0f && s.min_p <= 1.0f)) {
+    return Invalid(field, "min_p must be in [0, 1] (0 = off)", s.min_p);
+  }
+  if (!std::isfinite(s.repetition_penalty) || s.repetition_penalty <= 0.0f) {
+    return Invalid(field, "repetition_penalty must be > 0 (1 = off)", s.repetition_penalty);
+  }
+  if (!(s.presence_penalty >= -2.0f && s.presence_penalty <= 2.0f)) {
+    return Invalid(field, "presence_penalty must be in [-2, 2] (0 = off)", s.presence_penalty);
+  }
+  if (!(s.frequency_penalty >= -2.0f && s.frequency_penalty <= 2.0f)) {
+    return Invalid(field, "frequency_penalty must be in [-2, 2] (0 = off)", s.frequency_penalty);
+  }
+  return absl::OkStatus();
+}
 
 absl::Status CheckTokenSampling(std::span<const TokenSampling> sampling, size_t rows,
-                                size_t out_tokens, const char* call) {
+                                size_t out_tokens, size_t raw_logits, int vocab, const char* call) {
   if (sampling.size() != rows) {
     return absl::InvalidArgumentError(absl::StrCat(
         call, ": ", sampling.size(), " sampling options for ", rows, " slots, expected one each"));
@@ -16,27 +50,19 @@ absl::Status CheckTokenSampling(std::span<const TokenSampling> sampling, size_t 
     return absl::InvalidArgumentError(
         absl::StrCat(call, ": out_tokens holds ", out_tokens, " ids, expected ", rows));
   }
+  size_t raw_rows = 0;
   for (size_t i = 0; i < sampling.size(); ++i) {
-    const TokenSampling& row = sampling[i];
-    const char* what = nullptr;
-    double value = 0.0;
-    if (!std::isfinite(row.temperature) || row.temperature < 0.0f) {
-      what = "temperature must be finite and >= 0 (0 = greedy)";
-      value = row.temperature;
-    } else if (row.top_k < 0) {
-      what = "top_k must be >= 0 (0 = off)";
-      value = row.top_k;
-    } else if (!(row.top_p > 0.0f && row.top_p <= 1.0f)) {
-      what = "top_p must be in (0, 1] (1 = off)";
-      value = row.top_p;
-    } else if (!(row.min_p >= 0.0f && row.min_p <= 1.0f)) {
-      what = "min_p must be in [0, 1] (0 = off)";
-      value = row.min_p;
+    if (absl::Status s =
+            CheckSamplingOptions(sampling[i].options, absl::StrCat(call, ": sampling[", i, "]"));
+        !s.ok()) {
+      return s;
     }
-    if (what != nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(call, ": sampling[", i, "].", what, ", got ", value));
-    }
+    raw_rows += sampling[i].want_raw_logits ? 1 : 0;
+  }
+  if (raw_logits != raw_rows * static_cast<size_t>(vocab)) {
+    return absl::InvalidArgumentError(absl::StrCat(call, ": raw_logits holds ", raw_logits,
+                                                   " floats, expected ", raw_rows, " rows of ",
+                                                   vocab, " (the rows that want them)"));
   }
   return absl::OkStatus();
 }

@@ -6,14 +6,15 @@
 
 #include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "kernels/activation.h"
 #include "kernels/device_memory.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/positions.h"
-#include "models/attention_kind.h"
 #include "base/status_macros.h"
+#include "models/attention_kind.h"
 
 namespace slotserve::models {
 namespace {
@@ -98,7 +99,7 @@ TransformerModel::TransformerModel(const ModelConfig& config, kernels::Backend b
                                       .ffn = config.d_ffn,
                                       .vocab = config.vocab_size}),
       step_graphs_(backend),
-      sampling_inputs_(backend) {}
+      selector_(backend) {}
 
 int64_t TransformerModel::state_bytes_per_request() const {
   return state_floats_per_layer_ * config_.n_layers * static_cast<int64_t>(sizeof(float));
@@ -152,16 +153,29 @@ absl::Status TransformerModel::CheckTokens(std::span<const int32_t> tokens,
   return absl::OkStatus();
 }
 
+absl::Status TransformerModel::CheckPrefillInputs(const StateArena& states, int slot,
+                                                  std::span<const int32_t> tokens,
+                                                  const char* call) const {
+  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, call));
+  if (slot < 0 || slot >= states.num_slots()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        call, ": slot ", slot, " is outside the state arena [0, ", states.num_slots(), ")"));
+  }
+  if (tokens.empty()) return absl::InvalidArgumentError(absl::StrCat(call, ": no tokens to feed"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, call));
+  const int64_t start = states.position(slot);
+  if (start + static_cast<int64_t>(tokens.size()) > max_positions()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        call, ": slot ", slot, " is at position ", start, " and cannot take ", tokens.size(),
+        " more tokens: this model holds at most ", max_positions(), " positions per request"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TransformerModel::Prefill(StateArena& states, int slot,
                                        std::span<const int32_t> tokens, LogitsWanted wanted,
                                        std::span<float> logits) {
-  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, "Prefill"));
-  if (slot < 0 || slot >= states.num_slots()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Prefill: slot ", slot, " is outside the state arena [0, ", states.num_slots(), ")"));
-  }
-  if (tokens.empty()) return absl::InvalidArgumentError("Prefill: no tokens to feed");
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, "Prefill"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckPrefillInputs(states, slot, tokens, "Prefill"));
   const int64_t vocab = config_.vocab_size;
   const bool every_logit = wanted == LogitsWanted::kEveryToken;
   const int64_t expected_logits = every_logit ? static_cast<int64_t>(tokens.size()) * vocab : vocab;
@@ -169,12 +183,31 @@ absl::Status TransformerModel::Prefill(StateArena& states, int slot,
     return absl::InvalidArgumentError(absl::StrCat("Prefill: logits holds ", logits.size(),
                                                    " floats, expected ", expected_logits));
   }
-  const int64_t start = states.position(slot);
-  if (start + static_cast<int64_t>(tokens.size()) > max_positions()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "Prefill: slot ", slot, " is at position ", start, " and cannot take ", tokens.size(),
-        " more tokens: this model holds at most ", max_positions(), " positions per request"));
-  }
+  return RunPrefill(states, slot, tokens, every_logit, logits);
+}
+
+absl::StatusOr<int32_t> TransformerModel::PrefillAndSample(StateArena& states, int slot,
+                                                           std::span<const int32_t> tokens,
+                                                           const TokenSampling& sampling,
+                                                           std::span<float> raw_logits) {
+  SLOTSERVE_RETURN_IF_ERROR(CheckPrefillInputs(states, slot, tokens, "PrefillAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokenSampling({&sampling, 1}, 1, 1, raw_logits.size(),
+                                               config_.vocab_size, "PrefillAndSample"));
+  // Staged first, so a failure here leaves the slot untouched.
+  SLOTSERVE_RETURN_IF_ERROR(StageSampling({&sampling, 1}, /*stream=*/nullptr, "PrefillAndSample"));
+  // The last token's logits stay where they are (scratch row 0) for the op.
+  SLOTSERVE_RETURN_IF_ERROR(RunPrefill(states, slot, tokens, /*every_logit=*/false, {}));
+  int32_t token = -1;
+  selector_.Select(scratch_.logits(), config_.vocab_size, config_.vocab_size, {&token, 1},
+                   raw_logits, /*stream=*/nullptr);
+  kernels::Synchronize(backend_);
+  return token;
+}
+
+absl::Status TransformerModel::RunPrefill(StateArena& states, int slot,
+                                          std::span<const int32_t> tokens, bool every_logit,
+                                          std::span<float> logits) {
+  const int64_t vocab = config_.vocab_size;
   for (size_t first = 0; first < tokens.size(); first += kMaxRowsPerPass) {
     const size_t rows = std::min<size_t>(kMaxRowsPerPass, tokens.size() - first);
     const bool last_pass = first + rows == tokens.size();
@@ -211,7 +244,9 @@ absl::Status TransformerModel::PrefillPass(StateArena& states, int slot,
   if (every_logit || last_logit) {
     const int logit_rows = every_logit ? rows : 1;
     ComputeLogits(rows - logit_rows, logit_rows, /*stream=*/nullptr);
-    kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes());
+    if (!logits.empty()) {
+      kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes());
+    }
   }
   kernels::Synchronize(backend_);
   states.set_position(slot, start + rows);
@@ -275,29 +310,34 @@ absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t>
   return absl::OkStatus();
 }
 
+absl::Status TransformerModel::StageSampling(std::span<const TokenSampling> sampling,
+                                             kernels::Stream stream, const char* call) {
+  if (absl::Status staged = selector_.Stage(sampling, stream); !staged.ok()) {
+    return absl::Status(staged.code(), absl::StrCat(call,
+                                                    ": staging the sampling options on the "
+                                                    "device failed: ",
+                                                    staged.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TransformerModel::StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                              std::span<const int32_t> tokens,
                                              std::span<const TokenSampling> sampling,
-                                             std::span<int32_t> out_tokens) {
+                                             std::span<int32_t> out_tokens,
+                                             std::span<float> raw_logits) {
   SLOTSERVE_RETURN_IF_ERROR(CheckStepInputs(states, slots, tokens, "StepAndSample"));
-  SLOTSERVE_RETURN_IF_ERROR(
-      CheckTokenSampling(sampling, slots.size(), out_tokens.size(), "StepAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokenSampling(sampling, slots.size(), out_tokens.size(),
+                                               raw_logits.size(), config_.vocab_size,
+                                               "StepAndSample"));
   const kernels::Stream stream = stream_.get();
   // Staged first, so a failure here leaves every slot untouched.
-  if (absl::Status staged = sampling_inputs_.Stage(sampling, stream); !staged.ok()) {
-    return absl::Status(staged.code(),
-                        absl::StrCat("StepAndSample: staging the sampling options on the device "
-                                     "failed: ",
-                                     staged.message()));
-  }
+  SLOTSERVE_RETURN_IF_ERROR(StageSampling(sampling, stream, "StepAndSample"));
   SLOTSERVE_RETURN_IF_ERROR(QueueStep(states, slots, tokens, "StepAndSample"));
-  // Only the real rows are sampled (the padded rows' logits follow them in scratch), and only
-  // their ids cross to the host.
-  kernels::LaunchSampling(
-      backend_, sampling_inputs_.Params(scratch_.logits(), config_.vocab_size, config_.vocab_size),
-      stream);
-  kernels::CopyDeviceToHost(backend_, out_tokens.data(), sampling_inputs_.out_tokens(),
-                            out_tokens.size_bytes(), stream);
+  // Only the real rows are selected from (the padded rows' logits follow them in scratch), and
+  // only their ids, plus the raw rows asked for, cross to the host.
+  selector_.Select(scratch_.logits(), config_.vocab_size, config_.vocab_size, out_tokens,
+                   raw_logits, stream);
   FinishStep(states, slots);
   return absl::OkStatus();
 }

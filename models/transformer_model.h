@@ -10,9 +10,10 @@
 // rows step the arena's padding slot: AllocateStates allocates one block past the last slot,
 // zeroed before every padded step, so padded rows compute a harmless first token there and
 // never touch a request's state (rows are independent in every op of the step).
-// StepAndSample runs the same step and then samples the real rows' logits where they are, with
-// per-row options staged in a reused device buffer (StepSamplingInputs), so only the ids cross
-// back to the host.
+// StepAndSample runs the same step and then selects from the real rows' logits where they are,
+// with per-row options and adjustments staged in a reused device buffer (TokenSelector), so only
+// the ids (and raw rows asked for) cross back to the host; PrefillAndSample selects from the
+// prompt's last logits the same way.
 #pragma once
 
 #include <functional>
@@ -26,7 +27,7 @@
 #include "kernels/step_graph_cache.h"
 #include "models/forward_scratch.h"
 #include "models/language_model.h"
-#include "models/step_sampling_inputs.h"
+#include "models/token_selector.h"
 #include "models/transformer_weights.h"
 
 namespace slotserve::models {
@@ -51,12 +52,17 @@ class TransformerModel final : public LanguageModel {
                        LogitsWanted wanted, std::span<float> logits) override;
   absl::Status Step(StateArena& states, std::span<const int32_t> slots,
                     std::span<const int32_t> tokens, std::span<float> logits) override;
-  // Step's forward, then kernels::LaunchSampling on the step's logits where they are (on the
-  // model's stream), so only the B token ids are copied back.
+  // Step's forward, then the selection op on the step's logits where they are (on the
+  // model's stream), so only the B token ids (and the raw rows asked for) are copied back.
   absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
                              std::span<const int32_t> tokens,
-                             std::span<const TokenSampling> sampling,
-                             std::span<int32_t> out_tokens) override;
+                             std::span<const TokenSampling> sampling, std::span<int32_t> out_tokens,
+                             std::span<float> raw_logits) override;
+  // Prefill's passes, then the selection op on the last token's logits where they are.
+  absl::StatusOr<int32_t> PrefillAndSample(StateArena& states, int slot,
+                                           std::span<const int32_t> tokens,
+                                           const TokenSampling& sampling,
+                                           std::span<float> raw_logits) override;
 
  private:
   // Runs one block's attention over the scratch projections, given the layer's state offset.
@@ -78,7 +84,18 @@ class TransformerModel final : public LanguageModel {
                          std::span<const int32_t> tokens, const char* call);
   // Waits for everything queued on stream_ and advances the stepped slots' positions.
   void FinishStep(StateArena& states, std::span<const int32_t> slots);
-  // Prefills tokens (at most kMaxRowsPerPass) and advances the slot's position.
+  // What Prefill and PrefillAndSample (named by `call`) check before running anything.
+  absl::Status CheckPrefillInputs(const StateArena& states, int slot,
+                                  std::span<const int32_t> tokens, const char* call) const;
+  // Feeds checked `tokens` pass by pass. Host logits as Prefill's; with no `logits` (and not
+  // every_logit) the last token's logits stay in scratch_.logits() row 0.
+  absl::Status RunPrefill(StateArena& states, int slot, std::span<const int32_t> tokens,
+                          bool every_logit, std::span<float> logits);
+  // Stages a selecting call's rows in selector_ (queued on `stream`), naming `call` on failure.
+  absl::Status StageSampling(std::span<const TokenSampling> sampling, kernels::Stream stream,
+                             const char* call);
+  // Prefills tokens (at most kMaxRowsPerPass) and advances the slot's position; copies the
+  // logits asked for to the host unless `logits` is empty.
   absl::Status PrefillPass(StateArena& states, int slot, std::span<const int32_t> tokens,
                            bool every_logit, bool last_logit, std::span<float> logits);
   // Embeds the `rows` tokens already in scratch and runs every block, queued on `stream`.
@@ -109,8 +126,8 @@ class TransformerModel final : public LanguageModel {
   // One flag per arena slot, all false between steps: the distinct-slots check without a
   // per-step hash set.
   std::vector<bool> slot_in_step_;
-  // Device copies of a device-sampled step's per-row options, and the ids it picks.
-  StepSamplingInputs sampling_inputs_;
+  // A selecting call's per-row options and adjustments on the device, and the ids it picks.
+  TokenSelector selector_;
 };
 
 }  // namespace slotserve::models

@@ -54,9 +54,9 @@ ABSL_FLAG(int, max_queued, 256,
 ABSL_FLAG(int, token_budget, 512, "Tokens (decode + prefill) one engine step aims to stay within");
 ABSL_FLAG(int, prefill_chunk, 256, "Most prompt tokens of one request fed in one model call");
 ABSL_FLAG(std::string, device_sampling, "auto",
-          "auto, on or off: sample decode tokens on the model's device so only token ids cross "
-          "to the host (rows with penalties or logprobs always use the host); auto = on for "
-          "cuda only");
+          "auto, on or off; accepted for compatibility and has no effect: every token is "
+          "selected by the sampling op where the model's logits are (on the GPU for cuda), so "
+          "only token ids cross to the host");
 ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");

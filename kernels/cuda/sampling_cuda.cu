@@ -1,5 +1,9 @@
-// CUDA token sampling (semantics in kernels/sampling.h): one block per row, no sort and no
+// CUDA token selection (semantics in kernels/sampling.h): one block per row, no sort and no
 // scratch memory, so the op can sit inside a captured decode graph.
+//
+// The row's adjustments come first, in place: the block's threads share out its penalised
+// tokens (distinct ids, so no two threads write one logit), then its masked ids, with a block
+// barrier after each (an id may be both penalised and masked; the masks must win).
 //
 // The kept set of a row is always a prefix of the rank order (higher logit first, lower id on
 // ties), described by a cut (tau, cut_id): token i is kept iff key_i > tau, or key_i == tau and
@@ -241,9 +245,35 @@ class RowSampler {
   float min_weight_ = 0.0f;
 };
 
+// Steps 1 and 2 of the rule on this block's row; every thread of the block must call it.
+__device__ void AdjustRow(const SamplingParams& p, int row, float* logits) {
+  if (p.penalised_offsets != nullptr && p.penalised != nullptr) {
+    const float repetition = p.repetition_penalty != nullptr ? p.repetition_penalty[row] : 1.0f;
+    const float presence = p.presence_penalty != nullptr ? p.presence_penalty[row] : 0.0f;
+    const float frequency = p.frequency_penalty != nullptr ? p.frequency_penalty[row] : 0.0f;
+    for (int i = p.penalised_offsets[row] + threadIdx.x; i < p.penalised_offsets[row + 1];
+         i += blockDim.x) {
+      const PenalisedToken token = p.penalised[i];
+      if (token.id >= 0 && token.id < p.vocab) {
+        logits[token.id] = PenalisedLogit(logits[token.id], token, repetition, presence, frequency);
+      }
+    }
+  }
+  __syncthreads();
+  if (p.masked_offsets != nullptr && p.masked != nullptr) {
+    for (int i = p.masked_offsets[row] + threadIdx.x; i < p.masked_offsets[row + 1];
+         i += blockDim.x) {
+      const int32_t id = p.masked[i];
+      if (id >= 0 && id < p.vocab) logits[id] = -INFINITY;
+    }
+  }
+  __syncthreads();
+}
+
 __global__ void SamplingKernel(SamplingParams p) {
   __shared__ SamplingShared shared;
   const int row = blockIdx.x;
+  AdjustRow(p, row, p.logits + row * p.logits_stride);
   RowSampler sampler(p.logits + row * p.logits_stride, p.vocab, shared);
   const int32_t token = sampler.Sample(p.temperature[row], p.top_k != nullptr ? p.top_k[row] : 0,
                                        p.top_p != nullptr ? p.top_p[row] : 1.0f,

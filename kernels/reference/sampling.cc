@@ -1,6 +1,6 @@
-// Reference token sampling (kernels/sampling.h), written as the header reads: sort the
-// candidates into rank order, cut by top_k, top_p and min_p, then walk ids upwards. Weights
-// in double. The cpu backend uses this too: one sort per row is small beside the lm_head GEMM.
+// Reference token selection (kernels/sampling.h), written as the header reads: adjust the row,
+// sort the candidates into rank order, cut by top_k, top_p and min_p, then walk ids upwards.
+// Weights in double.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/counter_rng.h"
+#include "kernels/reference/logit_adjustments.h"
 #include "kernels/sampling.h"
 
 namespace slotserve::kernels {
@@ -79,20 +80,14 @@ int32_t SampleRow(const SamplingParams& p, int row) {
   return chosen.back();  // rounding left the target at the very end
 }
 
-void SampleRows(const SamplingParams& p) {
-  for (int r = 0; r < p.rows; ++r) p.out_tokens[r] = SampleRow(p, r);
-}
-
 }  // namespace
 
 template <>
 void LaunchSampling<Backend::kReference>(const SamplingParams& p, Stream /*stream*/) {
-  SampleRows(p);
-}
-
-template <>
-void LaunchSampling<Backend::kCpu>(const SamplingParams& p, Stream /*stream*/) {
-  SampleRows(p);
+  for (int r = 0; r < p.rows; ++r) {
+    host::ApplyLogitAdjustments(p, r);
+    p.out_tokens[r] = SampleRow(p, r);
+  }
 }
 
 }  // namespace slotserve::kernels

@@ -1,7 +1,8 @@
-// Sampling on the model's device (LanguageModel::StepAndSample) against the host sampler:
-// the mode flag, which requests may be sampled on the device, RequestSampler's Choose/Accept
-// split, StepAndSample's tokens against SampleToken on Step's logits, and whole scheduler runs
-// on a golden CPU model giving the same token streams with device sampling forced on and off.
+// Selection on the model's device (LanguageModel::StepAndSample), the one decode path: the
+// mode flag (accepted, no effect), RequestSampler's row/Accept split, what a request's row
+// carries, StepAndSample's tokens against the host op on Step's logits, and whole scheduler
+// runs on a golden CPU model giving the same token streams under every mode, every decode
+// through StepAndSample, requests with penalties, masks and logprobs included.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -15,8 +16,8 @@
 #include "engine/device_sampling.h"
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
-#include "kernels/counter_rng.h"
 #include "models/language_model.h"
+#include "tests/unit/engine/host_selection.h"
 #include "tests/unit/engine/recording_sink.h"
 
 namespace slotserve::engine {
@@ -41,13 +42,15 @@ TEST(DeviceSamplingModeTest, ParsesTheFlagSpellingsAndRefusesOthers) {
   }
 }
 
-TEST(DeviceSamplingModeTest, AutoIsOnForCudaOnly) {
+// Every token is selected where the logits are, whatever the mode (the flag has no effect).
+TEST(DeviceSamplingModeTest, EveryModeSelectsOnTheModelsDevice) {
   using kernels::Backend;
-  EXPECT_TRUE(SamplesOnDevice(DeviceSampling::kAuto, Backend::kCuda));
-  EXPECT_FALSE(SamplesOnDevice(DeviceSampling::kAuto, Backend::kCpu));
-  EXPECT_FALSE(SamplesOnDevice(DeviceSampling::kAuto, Backend::kReference));
-  EXPECT_TRUE(SamplesOnDevice(DeviceSampling::kAlways, Backend::kCpu));
-  EXPECT_FALSE(SamplesOnDevice(DeviceSampling::kNever, Backend::kCuda));
+  for (DeviceSampling mode :
+       {DeviceSampling::kAuto, DeviceSampling::kAlways, DeviceSampling::kNever}) {
+    for (Backend backend : {Backend::kCuda, Backend::kCpu, Backend::kReference}) {
+      EXPECT_TRUE(SamplesOnDevice(mode, backend)) << DeviceSamplingName(mode);
+    }
+  }
 }
 
 std::vector<float> Logits(int vocab, int salt) {
@@ -56,7 +59,7 @@ std::vector<float> Logits(int vocab, int salt) {
   return logits;
 }
 
-TEST(RequestSamplerSplitTest, ChooseThenAcceptFollowsNextStreamAndHistory) {
+TEST(RequestSamplerSplitTest, NextTokenThenAcceptFollowsTheStreamAndHistory) {
   SamplingOptions options;
   options.temperature = 0.9f;
   options.repetition_penalty = 1.3f;
@@ -66,17 +69,17 @@ TEST(RequestSamplerSplitTest, ChooseThenAcceptFollowsNextStreamAndHistory) {
   RequestSampler split(options, 42, prompt);
   for (int i = 0; i < 30; ++i) {
     std::vector<float> a = Logits(50, i), b = a;
-    const int32_t chosen = split.Choose(b, {});
-    EXPECT_EQ(split.tokens_sampled(), i) << "Choose must not advance the stream";
+    const int32_t chosen = testing::SelectOnHost(b, split.NextToken({}, false));
+    EXPECT_EQ(split.tokens_sampled(), i) << "NextToken must not advance the stream";
     split.Accept(chosen);
-    EXPECT_EQ(next.Next(a, {}), chosen) << "token " << i;
+    EXPECT_EQ(testing::SelectAndAccept(next, a), chosen) << "token " << i;
     EXPECT_EQ(split.tokens_sampled(), next.tokens_sampled());
   }
-  // Accepting a token chosen elsewhere feeds the penalties exactly as Next would have.
+  // Accepting a token chosen elsewhere feeds the penalties exactly as selecting it would have.
   next.Accept(7);
   split.Accept(7);
   std::vector<float> a = Logits(50, 99), b = a;
-  EXPECT_EQ(next.Next(a, {}), split.Next(b, {}));
+  EXPECT_EQ(testing::SelectAndAccept(next, a), testing::SelectAndAccept(split, b));
   EXPECT_EQ(a, b);
 }
 
@@ -89,7 +92,13 @@ ActiveRequest MakeActive(GenerationRequest request) {
                        limits, /*tokenizer=*/nullptr, absl::Now());
 }
 
-TEST(ActiveRequestDeviceSamplingTest, OnlyRequestsThatNeedNoHostLogitsQualify) {
+// Whether a row carries anything from the request's history or asks for its raw logits:
+// what used to keep a request on the host, and now travels to the op with the row.
+bool CarriesHistoryOrLogprobs(const models::TokenSampling& row) {
+  return !row.penalised.empty() || !row.masked.empty() || row.want_raw_logits;
+}
+
+TEST(ActiveRequestTokenSamplingTest, TheRowCarriesTheOptionsDrawHistoryAndMasks) {
   GenerationRequest plain;
   plain.prompt_ids = {1, 5};
   plain.sampling.temperature = 0.7f;
@@ -98,17 +107,17 @@ TEST(ActiveRequestDeviceSamplingTest, OnlyRequestsThatNeedNoHostLogitsQualify) {
   plain.sampling.min_p = 0.05f;
   {
     ActiveRequest request = MakeActive(plain);
-    std::optional<models::TokenSampling> sampling = request.DeviceSampling();
-    ASSERT_TRUE(sampling);
-    EXPECT_EQ(sampling->temperature, 0.7f);
-    EXPECT_EQ(sampling->top_k, 9);
-    EXPECT_EQ(sampling->top_p, 0.8f);
-    EXPECT_EQ(sampling->min_p, 0.05f);
-    EXPECT_EQ(sampling->seed, 77u);
-    EXPECT_EQ(sampling->draw_index, 0u);
-    request.AcceptSampled(10);
-    request.AcceptSampled(11);
-    EXPECT_EQ(request.DeviceSampling()->draw_index, 2u) << "draw i is token i";
+    const models::TokenSampling sampling = request.NextTokenSampling();
+    EXPECT_FALSE(CarriesHistoryOrLogprobs(sampling));
+    EXPECT_EQ(sampling.options.temperature, 0.7f);
+    EXPECT_EQ(sampling.options.top_k, 9);
+    EXPECT_EQ(sampling.options.top_p, 0.8f);
+    EXPECT_EQ(sampling.options.min_p, 0.05f);
+    EXPECT_EQ(sampling.seed, 77u);
+    EXPECT_EQ(sampling.draw_index, 0u);
+    request.AcceptToken(10, {});
+    request.AcceptToken(11, {});
+    EXPECT_EQ(request.NextTokenSampling().draw_index, 2u) << "draw i is token i";
     EXPECT_EQ(request.next_input(), 11);
   }
   for (auto change : std::vector<void (*)(GenerationRequest&)>{
@@ -116,27 +125,42 @@ TEST(ActiveRequestDeviceSamplingTest, OnlyRequestsThatNeedNoHostLogitsQualify) {
            [](GenerationRequest& r) { r.sampling.presence_penalty = 0.5f; },
            [](GenerationRequest& r) { r.sampling.frequency_penalty = -0.5f; },
            [](GenerationRequest& r) { r.logprobs.enabled = true; }}) {
-    GenerationRequest needs_host = plain;
-    change(needs_host);
-    EXPECT_FALSE(MakeActive(needs_host).DeviceSampling());
+    GenerationRequest with_history = plain;
+    change(with_history);
+    EXPECT_TRUE(CarriesHistoryOrLogprobs(MakeActive(with_history).NextTokenSampling()));
   }
-  // min_new_tokens masks eos until reached; then the device may sample.
+  // The penalised list is the prompt's ids, then counts what is generated.
+  GenerationRequest penalised = plain;
+  penalised.sampling.frequency_penalty = 0.5f;
+  ActiveRequest with_counts = MakeActive(penalised);
+  with_counts.AcceptToken(5, {});
+  with_counts.AcceptToken(9, {});
+  with_counts.AcceptToken(5, {});
+  std::vector<std::pair<int32_t, int32_t>> counts;
+  for (const kernels::PenalisedToken& token : with_counts.NextTokenSampling().penalised) {
+    counts.emplace_back(token.id, token.generated);
+  }
+  EXPECT_EQ(counts, (std::vector<std::pair<int32_t, int32_t>>{{1, 0}, {5, 2}, {9, 1}}));
+  // min_new_tokens masks eos until reached; then nothing is masked.
   GenerationRequest min_new = plain;
   min_new.stopping.min_new_tokens = 2;
   ActiveRequest request = MakeActive(min_new);
-  EXPECT_FALSE(request.DeviceSampling());
-  request.AcceptSampled(10);
-  EXPECT_FALSE(request.DeviceSampling());
-  request.AcceptSampled(11);
-  EXPECT_TRUE(request.DeviceSampling());
-  // Nothing to mask (eos ignored, no stop ids): the device may sample from the start.
+  EXPECT_TRUE(CarriesHistoryOrLogprobs(request.NextTokenSampling()));
+  EXPECT_EQ(std::vector<int32_t>(request.NextTokenSampling().masked.begin(),
+                                 request.NextTokenSampling().masked.end()),
+            std::vector<int32_t>{2});
+  request.AcceptToken(10, {});
+  EXPECT_TRUE(CarriesHistoryOrLogprobs(request.NextTokenSampling()));
+  request.AcceptToken(11, {});
+  EXPECT_FALSE(CarriesHistoryOrLogprobs(request.NextTokenSampling()));
+  // Nothing to mask (eos ignored, no stop ids): nothing masked from the start.
   min_new.stopping.ignore_eos = true;
-  EXPECT_TRUE(MakeActive(min_new).DeviceSampling());
+  EXPECT_FALSE(CarriesHistoryOrLogprobs(MakeActive(min_new).NextTokenSampling()));
 }
 
-// StepAndSample's tokens are the host sampler's (SampleToken on Step's logits, draw
+// StepAndSample's tokens on the cpu model are the host op's on Step's logits (draw
 // UniformDraw(seed, draw_index)) for greedy, temperature, top-k, top-p and min-p rows.
-TEST(StepAndSampleVersusHostSamplerTest, TokensEqualSampleTokenOnStepLogits) {
+TEST(StepAndSampleVersusHostSamplerTest, TokensEqualTheHostOpOnStepLogits) {
   const std::filesystem::path dir = GoldenModelDir("abc");
   if (!std::filesystem::exists(dir / "config.json")) GTEST_SKIP() << "no model at " << dir;
   auto model = models::LanguageModel::Load(dir, kernels::Backend::kCpu);
@@ -170,21 +194,18 @@ TEST(StepAndSampleVersusHostSamplerTest, TokensEqualSampleTokenOnStepLogits) {
   for (int step = 0; step < 6; ++step) {
     std::vector<models::TokenSampling> sampling;
     for (size_t i = 0; i < slots.size(); ++i) {
-      sampling.push_back({.temperature = options[i].temperature,
-                          .top_k = options[i].top_k,
-                          .top_p = options[i].top_p,
-                          .min_p = options[i].min_p,
+      sampling.push_back({.options = options[i],
                           .seed = 1000 + i,
                           .draw_index = static_cast<uint64_t>(step * 3 + i)});
     }
     std::vector<float> logits(slots.size() * vocab);
     ASSERT_TRUE((*model)->Step(**stepped, slots, inputs, logits).ok());
     std::vector<int32_t> got(slots.size(), -1);
-    ASSERT_TRUE((*model)->StepAndSample(**sampled, slots, inputs, sampling, got).ok());
+    ASSERT_TRUE((*model)->StepAndSample(**sampled, slots, inputs, sampling, got, {}).ok());
     for (size_t i = 0; i < slots.size(); ++i) {
       const std::span<const float> row(logits.data() + i * vocab, vocab);
-      EXPECT_EQ(got[i], SampleToken(row, options[i],
-                                    kernels::UniformDraw(sampling[i].seed, sampling[i].draw_index)))
+      EXPECT_EQ(got[i],
+                testing::SelectOnHost(row, options[i], sampling[i].seed, sampling[i].draw_index))
           << "row " << i << " step " << step;
     }
     inputs = got;
@@ -197,6 +218,7 @@ class CountingModel : public models::LanguageModel {
   struct Counts {
     std::atomic<int> steps{0};
     std::atomic<int> sampled_steps{0};
+    std::atomic<int> sampled_prefills{0};
   };
   explicit CountingModel(std::unique_ptr<models::LanguageModel> model) : model_(std::move(model)) {}
   std::shared_ptr<Counts> counts() const { return counts_; }
@@ -220,9 +242,16 @@ class CountingModel : public models::LanguageModel {
   absl::Status StepAndSample(models::StateArena& states, std::span<const int32_t> slots,
                              std::span<const int32_t> tokens,
                              std::span<const models::TokenSampling> sampling,
-                             std::span<int32_t> out_tokens) override {
+                             std::span<int32_t> out_tokens, std::span<float> raw_logits) override {
     ++counts_->sampled_steps;
-    return model_->StepAndSample(states, slots, tokens, sampling, out_tokens);
+    return model_->StepAndSample(states, slots, tokens, sampling, out_tokens, raw_logits);
+  }
+  absl::StatusOr<int32_t> PrefillAndSample(models::StateArena& states, int slot,
+                                           std::span<const int32_t> tokens,
+                                           const models::TokenSampling& sampling,
+                                           std::span<float> raw_logits) override {
+    ++counts_->sampled_prefills;
+    return model_->PrefillAndSample(states, slot, tokens, sampling, raw_logits);
   }
 
  private:
@@ -235,6 +264,7 @@ struct RunResult {
   std::vector<std::vector<TokenChunk>> chunks;
   int steps = 0;
   int sampled_steps = 0;
+  int sampled_prefills = 0;
 };
 
 // Runs `requests` concurrently (all submitted before the engine starts) to the end.
@@ -269,6 +299,7 @@ RunResult RunAll(const std::string& variant, DeviceSampling mode,
   EXPECT_EQ((*scheduler)->stats().slots_used, 0) << "every slot is back in the pool";
   result.steps = counts->steps;
   result.sampled_steps = counts->sampled_steps;
+  result.sampled_prefills = counts->sampled_prefills;
   return result;
 }
 
@@ -315,29 +346,29 @@ class SchedulerDeviceSamplingTest : public ::testing::TestWithParam<std::string>
   }
 };
 
-TEST_P(SchedulerDeviceSamplingTest, DeviceAndHostSamplingGiveTheSameTokenStreams) {
+TEST_P(SchedulerDeviceSamplingTest, EveryModeGivesTheSameTokenStreamsThroughStepAndSample) {
   const std::vector<GenerationRequest> requests = DeviceFriendlyRequests();
-  const RunResult host = RunAll(GetParam(), DeviceSampling::kNever, requests);
-  const RunResult device = RunAll(GetParam(), DeviceSampling::kAlways, requests);
-  ASSERT_EQ(host.ids.size(), requests.size());
-  EXPECT_EQ(device.ids, host.ids);
-  for (size_t i = 0; i < requests.size(); ++i) EXPECT_FALSE(host.ids[i].empty()) << i;
-  EXPECT_EQ(host.sampled_steps, 0);
-  EXPECT_GT(host.steps, 0);
-  EXPECT_EQ(device.steps, 0) << "every decode step qualified for the device";
-  EXPECT_GT(device.sampled_steps, 0);
-  // kAuto on the cpu backend keeps the host sampler.
+  const RunResult off = RunAll(GetParam(), DeviceSampling::kNever, requests);
+  const RunResult on = RunAll(GetParam(), DeviceSampling::kAlways, requests);
   const RunResult automatic = RunAll(GetParam(), DeviceSampling::kAuto, requests);
-  EXPECT_EQ(automatic.ids, host.ids);
-  EXPECT_EQ(automatic.sampled_steps, 0);
+  ASSERT_EQ(off.ids.size(), requests.size());
+  EXPECT_EQ(on.ids, off.ids);
+  EXPECT_EQ(automatic.ids, off.ids);
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_FALSE(off.ids[i].empty()) << i;
+  for (const RunResult* run : {&off, &on, &automatic}) {
+    EXPECT_EQ(run->steps, 0) << "no decode step bypasses the selection op";
+    EXPECT_GT(run->sampled_steps, 0);
+    EXPECT_EQ(run->sampled_prefills, static_cast<int>(requests.size()))
+        << "every first token comes from PrefillAndSample";
+  }
 }
 
-TEST_P(SchedulerDeviceSamplingTest, ARequestNeedingHostLogitsSendsItsBatchesToTheHostPath) {
+TEST_P(SchedulerDeviceSamplingTest, RequestsWithPenaltiesMasksAndLogprobsShareTheOneDecodePath) {
   std::vector<GenerationRequest> requests = DeviceFriendlyRequests();
   GenerationRequest logprobs = requests[1];
   logprobs.logprobs.enabled = true;
   logprobs.logprobs.top_n = 2;
-  logprobs.stopping.max_new_tokens = 8;  // ends early: later steps may use the device again
+  logprobs.stopping.max_new_tokens = 8;
   GenerationRequest penalised = requests[3];
   penalised.sampling.repetition_penalty = 1.3f;
   penalised.stopping.max_new_tokens = 12;
@@ -348,17 +379,21 @@ TEST_P(SchedulerDeviceSamplingTest, ARequestNeedingHostLogitsSendsItsBatchesToTh
   requests.push_back(penalised);
   requests.push_back(min_new);
 
-  const RunResult host = RunAll(GetParam(), DeviceSampling::kNever, requests);
-  const RunResult device = RunAll(GetParam(), DeviceSampling::kAlways, requests);
-  ASSERT_EQ(host.ids.size(), requests.size());
-  EXPECT_EQ(device.ids, host.ids);
-  EXPECT_GT(device.steps, 0) << "batches with the logprobs/penalty request use Step";
-  EXPECT_GT(device.sampled_steps, 0) << "batches after it finished use StepAndSample";
-  // The logprobs request still gets one logprob entry per token, as on the host path.
+  const RunResult off = RunAll(GetParam(), DeviceSampling::kNever, requests);
+  const RunResult on = RunAll(GetParam(), DeviceSampling::kAlways, requests);
+  ASSERT_EQ(off.ids.size(), requests.size());
+  EXPECT_EQ(on.ids, off.ids);
+  EXPECT_EQ(on.steps, 0) << "batches with the logprobs/penalty request use StepAndSample too";
+  EXPECT_GT(on.sampled_steps, 0);
+  // The logprobs request gets one logprob entry per token, and asking for them changes nothing
+  // about which tokens are picked.
   const size_t logprobs_index = requests.size() - 3;
   size_t entries = 0;
-  for (const TokenChunk& chunk : device.chunks[logprobs_index]) entries += chunk.logprobs.size();
-  EXPECT_EQ(entries, device.ids[logprobs_index].size());
+  for (const TokenChunk& chunk : on.chunks[logprobs_index]) entries += chunk.logprobs.size();
+  EXPECT_EQ(entries, on.ids[logprobs_index].size());
+  std::vector<GenerationRequest> without = requests;
+  without[logprobs_index].logprobs = {};
+  EXPECT_EQ(RunAll(GetParam(), DeviceSampling::kAuto, without).ids, on.ids);
 }
 
 INSTANTIATE_TEST_SUITE_P(GoldenModels, SchedulerDeviceSamplingTest,

@@ -1,4 +1,6 @@
-// Sampler statistics and exact penalty arithmetic (DESIGN §4 sampling options).
+// Sampler statistics and exact penalty arithmetic (DESIGN §4 sampling options): the engine's
+// tokens come from the selection op (kernels/sampling.h; the cpu backend on the host), fed by
+// each request's RequestSampler rows; logprobs from the raw logits.
 #include "engine/sampler.h"
 
 #include <gtest/gtest.h>
@@ -10,12 +12,16 @@
 #include <set>
 #include <vector>
 
+#include "engine/token_logprobs.h"
 #include "kernels/counter_rng.h"
 #include "kernels/sampling.h"
+#include "tests/unit/engine/host_selection.h"
 
 namespace slotserve::engine {
 
 using kernels::UniformDraw;
+using models::SamplingOptions;
+using testing::SelectOnHost;
 namespace {
 
 std::vector<float> RandomLogits(int vocab, uint32_t seed, float scale = 3.0f) {
@@ -48,8 +54,23 @@ std::vector<int> RankOrder(const std::vector<double>& p) {
 std::vector<int> Draw(const std::vector<float>& logits, const SamplingOptions& options, int n,
                       uint64_t seed = 7) {
   std::vector<int> counts(logits.size(), 0);
-  for (int i = 0; i < n; ++i) ++counts[SampleToken(logits, options, UniformDraw(seed, i))];
+  for (int i = 0; i < n; ++i) ++counts[SelectOnHost(logits, options, seed, i)];
   return counts;
+}
+
+// The probabilities the host op draws from (kernels::SamplingDistribution).
+std::vector<double> SamplingDistribution(const std::vector<float>& logits,
+                                         const SamplingOptions& options) {
+  return kernels::SamplingDistribution(logits, options.temperature, options.top_k, options.top_p,
+                                       options.min_p);
+}
+
+// The op's penalties from `history` applied to `logits` in place (greedy, so only the
+// adjustment matters).
+void ApplyPenalties(SamplingOptions options, const TokenHistory& history,
+                    std::vector<float>& logits) {
+  options.temperature = 0.0f;
+  SelectOnHost(logits, {.options = options, .penalised = history.penalised()});
 }
 
 TEST(SamplerTest, TopKNeverEmitsOutsideTheKBest) {
@@ -140,12 +161,12 @@ TEST(SamplerTest, TemperatureZeroIsGreedyAndTinyTemperatureMatchesIt) {
   SamplingOptions cold;
   cold.temperature = 1e-3f;
   for (int i = 0; i < 200; ++i) {
-    EXPECT_EQ(SampleToken(logits, greedy, UniformDraw(1, i)), best);
-    EXPECT_EQ(SampleToken(logits, cold, UniformDraw(1, i)), best);
+    EXPECT_EQ(SelectOnHost(logits, greedy, 1, i), best);
+    EXPECT_EQ(SelectOnHost(logits, cold, 1, i), best);
   }
   // Ties go to the lowest id.
   std::vector<float> tied = {0.0f, 3.0f, 1.0f, 3.0f};
-  EXPECT_EQ(ArgMax(tied), 1);
+  EXPECT_EQ(SelectOnHost(tied, greedy, 1, 0), 1);
 }
 
 TEST(SamplerTest, EmpiricalFrequenciesMatchTheSoftmax) {
@@ -203,7 +224,7 @@ TEST(SamplerTest, MaskedTokensAreNeverSampled) {
   SamplingOptions greedy;
   greedy.temperature = 0.0f;
   RequestSampler sampler(greedy, 1, {});
-  EXPECT_EQ(sampler.Next(logits, masked), 2);
+  EXPECT_EQ(SelectOnHost(logits, sampler.NextToken(masked, /*want_raw_logits=*/false)), 2);
 }
 
 TEST(SamplerTest, SeededStreamsRepeatAndDifferentSeedsDiffer) {
@@ -213,7 +234,7 @@ TEST(SamplerTest, SeededStreamsRepeatAndDifferentSeedsDiffer) {
     std::vector<int32_t> tokens;
     for (int i = 0; i < 64; ++i) {
       std::vector<float> logits = base;
-      tokens.push_back(sampler.Next(logits, {}));
+      tokens.push_back(testing::SelectAndAccept(sampler, logits));
     }
     return tokens;
   };
@@ -234,9 +255,9 @@ TEST(SamplerTest, LogprobsAreTheRawLogSoftmaxWithSortedAlternatives) {
   for (const TokenLogprob& alt : result.top) EXPECT_NEAR(alt.logprob, std::log(p[alt.id]), 1e-6);
 }
 
-// The engine samples on the host from the model's host logits; kernels/sampling.h is the same
-// rule on the device. They must pick the same token for the same logits, options and draw.
-TEST(SamplerTest, AgreesWithTheKernelSamplingOp) {
+// The host's op (the cpu backend: partial selection, no full sort) and the reference op (a sort
+// per row, as the rule reads) must pick the same token for the same logits, options and draw.
+TEST(SamplerTest, AgreesWithTheReferenceSamplingOp) {
   const int vocab = 300;
   const int rows = 400;
   std::vector<float> logits;
@@ -267,7 +288,7 @@ TEST(SamplerTest, AgreesWithTheKernelSamplingOp) {
   params.seeds = seeds.data();
   params.draw_index = draws.data();
   params.out_tokens = kernel_tokens.data();
-  kernels::LaunchSampling(kernels::Backend::kCpu, params);
+  kernels::LaunchSampling(kernels::Backend::kReference, params);
   int differ = 0;
   for (int r = 0; r < rows; ++r) {
     SamplingOptions options;
@@ -276,9 +297,9 @@ TEST(SamplerTest, AgreesWithTheKernelSamplingOp) {
     options.top_p = top_p[r];
     options.min_p = min_p[r];
     const std::span<const float> row(logits.data() + r * vocab, vocab);
-    differ += SampleToken(row, options, UniformDraw(seeds[r], draws[r])) != kernel_tokens[r];
+    differ += SelectOnHost(row, options, seeds[r], draws[r]) != kernel_tokens[r];
   }
-  EXPECT_EQ(differ, 0) << "rows where the host sampler and the kernel disagree";
+  EXPECT_EQ(differ, 0) << "rows where the host op and the reference op disagree";
 }
 
 TEST(SamplerTest, UniformDrawIsInUnitIntervalAndDependsOnBothKeys) {

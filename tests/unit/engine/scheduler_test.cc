@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -485,62 +486,27 @@ TEST(SchedulerTest, ReportsTheSeedItUsed) {
   h.ExpectPoolFull();
 }
 
-struct BadField {
-  const char* name;
-  std::function<void(GenerationRequest&)> spoil;
-  absl::StatusCode code;
-  const char* message_part;
-};
-
-TEST(SchedulerTest, ValidationMessagesNameTheField) {
-  SchedulerOptions options;
-  options.max_prompt_tokens = 8;
-  Harness h(options);
-  const std::vector<BadField> cases = {
+// Submit runs ValidateGenerationRequest (its rules, field by field, are in
+// request_validation_test.cc) and adds its own refusals; either reaches the caller at once,
+// naming the field, and nothing is queued.
+TEST(SchedulerTest, SubmitRefusalsReachTheCallerNamingTheField) {
+  Harness h;
+  struct Refusal {
+    const char* name;
+    std::function<void(GenerationRequest&)> spoil;
+    absl::StatusCode code;
+    const char* message_part;
+  };
+  const std::vector<Refusal> cases = {
       {"temperature", [](auto& r) { r.sampling.temperature = -1; },
        absl::StatusCode::kInvalidArgument,
        "sampling.temperature must be >= 0 (0 = greedy), got -1"},
-      {"top_k", [](auto& r) { r.sampling.top_k = -3; }, absl::StatusCode::kInvalidArgument,
-       "sampling.top_k must be >= 0"},
-      {"top_p zero", [](auto& r) { r.sampling.top_p = 0; }, absl::StatusCode::kInvalidArgument,
-       "sampling.top_p must be in (0, 1]"},
-      {"top_p above one", [](auto& r) { r.sampling.top_p = 1.5; },
-       absl::StatusCode::kInvalidArgument, "got 1.5"},
-      {"min_p", [](auto& r) { r.sampling.min_p = 2; }, absl::StatusCode::kInvalidArgument,
-       "sampling.min_p must be in [0, 1]"},
-      {"repetition", [](auto& r) { r.sampling.repetition_penalty = 0; },
-       absl::StatusCode::kInvalidArgument, "sampling.repetition_penalty must be > 0"},
-      {"presence", [](auto& r) { r.sampling.presence_penalty = 3; },
-       absl::StatusCode::kInvalidArgument, "sampling.presence_penalty must be in [-2, 2]"},
-      {"frequency", [](auto& r) { r.sampling.frequency_penalty = -2.5; },
-       absl::StatusCode::kInvalidArgument, "sampling.frequency_penalty"},
-      {"empty prompt", [](auto& r) { r.prompt_ids.clear(); }, absl::StatusCode::kInvalidArgument,
-       "prompt must hold at least one token"},
-      {"unknown token",
-       [](auto& r) {
-         r.prompt_ids = {5, 64};
-       },
-       absl::StatusCode::kInvalidArgument, "prompt_ids[1] must be a token id in [0, 64), got 64"},
-      {"long prompt", [](auto& r) { r.prompt_ids.assign(9, 5); },
-       absl::StatusCode::kInvalidArgument, "prompt must be at most 8 tokens, got 9"},
-      {"max_new_tokens", [](auto& r) { r.stopping.max_new_tokens = 5000; },
-       absl::StatusCode::kInvalidArgument, "stopping.max_new_tokens must be in [1, 4096]"},
-      {"min_new_tokens", [](auto& r) { r.stopping.min_new_tokens = 11; },
-       absl::StatusCode::kInvalidArgument, "stopping.min_new_tokens must be in [0, max_new_tokens"},
-      {"stop token", [](auto& r) { r.stopping.stop_token_ids = {-1}; },
-       absl::StatusCode::kInvalidArgument, "stopping.stop_token_ids[0]"},
-      {"empty stop sequence", [](auto& r) { r.stopping.stop_sequences = {""}; },
-       absl::StatusCode::kInvalidArgument, "stopping.stop_sequences[0] must not be empty"},
-      {"bad UTF-8 stop", [](auto& r) { r.stopping.stop_sequences = {"\xC3"}; },
-       absl::StatusCode::kInvalidArgument, "stopping.stop_sequences[0] must be valid UTF-8"},
       {"stop without tokenizer", [](auto& r) { r.stopping.stop_sequences = {"x"}; },
        absl::StatusCode::kFailedPrecondition, "stopping.stop_sequences need the model's"},
-      {"top_n", [](auto& r) { r.logprobs.top_n = 21; }, absl::StatusCode::kInvalidArgument,
-       "logprobs.top_n must be in [0, 20], got 21"},
       {"deadline", [](auto& r) { r.deadline = absl::Now() - absl::Seconds(1); },
        absl::StatusCode::kDeadlineExceeded, "deadline passed"},
   };
-  for (const BadField& bad : cases) {
+  for (const Refusal& bad : cases) {
     GenerationRequest request = Greedy({5}, 10);
     bad.spoil(request);
     absl::StatusOr<RequestId> id =

@@ -1,8 +1,10 @@
-// Token sampling (kernels/sampling.h): exact argmax and tie rules, the kept set of each
-// truncation, draw frequencies against the closed-form distribution, batch independence, and
-// the optimised backends against the reference draw for draw.
+// Token selection (kernels/sampling.h): exact argmax and tie rules, the kept set of each
+// truncation, draw frequencies against the closed-form distribution, batch independence, the
+// optimised backends against the reference draw for draw, and the row adjustments (penalties,
+// masks) against an expectation written here from the rule's text.
 #include "kernels/sampling.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,7 +22,7 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-// Per-row options; rows share one vocabulary size.
+// Per-row options and adjustments; rows share one vocabulary size.
 struct SamplingCase {
   std::vector<float> logits;  // [rows, vocab]
   int vocab = 0;
@@ -30,6 +32,9 @@ struct SamplingCase {
   std::vector<float> min_p;
   std::vector<uint64_t> seeds;
   std::vector<uint64_t> draw_index;
+  std::vector<float> repetition, presence, frequency;
+  std::vector<std::vector<PenalisedToken>> penalised;
+  std::vector<std::vector<int32_t>> masked;
 
   int rows() const { return static_cast<int>(temperature.size()); }
   void AddRow(const std::vector<float>& row_logits, float t, int32_t k = 0, float p = 1.0f,
@@ -41,10 +46,41 @@ struct SamplingCase {
     min_p.push_back(m);
     seeds.push_back(seed);
     draw_index.push_back(index);
+    repetition.push_back(1.0f);
+    presence.push_back(0.0f);
+    frequency.push_back(0.0f);
+    penalised.emplace_back();
+    masked.emplace_back();
+  }
+  // A row with adjustments (greedy unless `t` says otherwise; draw i of seed 5 for row i).
+  void AddAdjustedRow(const std::vector<float>& row_logits, float rep, float pres, float freq,
+                      std::vector<PenalisedToken> row_penalised, std::vector<int32_t> row_masked,
+                      float t = 0.0f) {
+    AddRow(row_logits, t, 0, 1.0f, 0.0f, 5, rows());
+    repetition.back() = rep;
+    presence.back() = pres;
+    frequency.back() = freq;
+    penalised.back() = std::move(row_penalised);
+    masked.back() = std::move(row_masked);
   }
 };
 
-std::vector<int32_t> RunSampling(Backend backend, const SamplingCase& c) {
+struct SamplingRun {
+  std::vector<int32_t> tokens;
+  std::vector<float> logits;  // after the op's in-place adjustments
+};
+
+SamplingRun RunCase(Backend backend, const SamplingCase& c) {
+  std::vector<int32_t> penalised_offsets = {0}, masked_offsets = {0}, masked;
+  std::vector<PenalisedToken> penalised;
+  for (int r = 0; r < c.rows(); ++r) {
+    penalised.insert(penalised.end(), c.penalised[r].begin(), c.penalised[r].end());
+    penalised_offsets.push_back(static_cast<int32_t>(penalised.size()));
+    masked.insert(masked.end(), c.masked[r].begin(), c.masked[r].end());
+    masked_offsets.push_back(static_cast<int32_t>(masked.size()));
+  }
+  penalised.push_back({});  // never empty: a DeviceArray holds at least one element
+  masked.push_back(0);
   DeviceArray<float> logits(backend, c.logits);
   DeviceArray<float> temperature(backend, c.temperature);
   DeviceArray<int32_t> top_k(backend, c.top_k);
@@ -52,6 +88,13 @@ std::vector<int32_t> RunSampling(Backend backend, const SamplingCase& c) {
   DeviceArray<float> min_p(backend, c.min_p);
   DeviceArray<uint64_t> seeds(backend, c.seeds);
   DeviceArray<uint64_t> draw_index(backend, c.draw_index);
+  DeviceArray<float> repetition(backend, c.repetition);
+  DeviceArray<float> presence(backend, c.presence);
+  DeviceArray<float> frequency(backend, c.frequency);
+  DeviceArray<int32_t> penalised_at(backend, penalised_offsets);
+  DeviceArray<PenalisedToken> penalised_tokens(backend, penalised);
+  DeviceArray<int32_t> masked_at(backend, masked_offsets);
+  DeviceArray<int32_t> masked_ids(backend, masked);
   DeviceArray<int32_t> out(backend, std::vector<int32_t>(c.rows(), -1));
   SamplingParams p;
   p.logits = logits.data();
@@ -64,9 +107,20 @@ std::vector<int32_t> RunSampling(Backend backend, const SamplingCase& c) {
   p.min_p = min_p.data();
   p.seeds = seeds.data();
   p.draw_index = draw_index.data();
+  p.repetition_penalty = repetition.data();
+  p.presence_penalty = presence.data();
+  p.frequency_penalty = frequency.data();
+  p.penalised_offsets = penalised_at.data();
+  p.penalised = penalised_tokens.data();
+  p.masked_offsets = masked_at.data();
+  p.masked = masked_ids.data();
   p.out_tokens = out.data();
   LaunchSampling(backend, p);
-  return out.Download();
+  return {out.Download(), logits.Download()};
+}
+
+std::vector<int32_t> RunSampling(Backend backend, const SamplingCase& c) {
+  return RunCase(backend, c).tokens;
 }
 
 // The weights of the tokens a truncation keeps, renormalised: the expected frequencies.
@@ -208,6 +262,123 @@ TEST_P(SamplingAgreementTest, MatchesReferenceDraws) {
 
 INSTANTIATE_TEST_SUITE_P(Backends, SamplingAgreementTest, ::testing::ValuesIn(OptimisedBackends()),
                          [](const auto& info) { return std::string(BackendName(info.param)); });
+
+// --- Row adjustments (step 1 and 2 of the rule).
+
+// The rule's text, in double: repetition (CTRL) on every listed id, presence and frequency
+// (OpenAI) on the generated ones, then masks; ids outside the vocabulary ignored.
+std::vector<double> ExpectedAdjusted(const SamplingCase& c, int r) {
+  std::vector<double> row(c.logits.begin() + r * c.vocab, c.logits.begin() + (r + 1) * c.vocab);
+  const auto in_vocab = [&](int32_t id) { return id >= 0 && id < c.vocab; };
+  for (const PenalisedToken& token : c.penalised[r]) {
+    if (!in_vocab(token.id)) continue;
+    double& logit = row[token.id];
+    if (c.repetition[r] != 1.0f)
+      logit = logit > 0 ? logit / c.repetition[r] : logit * c.repetition[r];
+    if (token.generated > 0) {
+      logit -= static_cast<double>(c.presence[r]) +
+               static_cast<double>(c.frequency[r]) * token.generated;
+    }
+  }
+  for (int32_t id : c.masked[r]) {
+    if (in_vocab(id)) row[id] = -std::numeric_limits<double>::infinity();
+  }
+  return row;
+}
+
+// Lowest id of the largest value.
+int32_t ArgMaxOf(const std::vector<double>& row) {
+  return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
+}
+
+// Six rows over a 97-token vocabulary: each penalty alone and together, listed ids with and
+// without generated counts on logits of both signs, ids outside the vocabulary, masks that
+// repeat, overlap the penalised ids or hide the argmax, and a row with no adjustments at all.
+SamplingCase MixedAdjustments() {
+  SamplingCase c;
+  c.vocab = 97;
+  const auto row = [&](uint32_t seed) { return RandomFloats(c.vocab, seed, -3.0f, 3.0f); };
+  std::vector<float> first = row(21);
+  const int32_t top =
+      static_cast<int32_t>(std::max_element(first.begin(), first.end()) - first.begin());
+  std::vector<PenalisedToken> history;
+  for (int32_t id = 0; id < c.vocab; id += 7) history.push_back({id, id % 4});
+  history.push_back({top, 3});
+  history.push_back({-1, 2});                                             // outside: ignored
+  history.push_back({c.vocab, 1});                                        // outside: ignored
+  c.AddAdjustedRow(first, 1.3f, 0.0f, 0.0f, history, {});                 // repetition only
+  c.AddAdjustedRow(row(22), 1.0f, 0.5f, 0.25f, history, {});              // presence + frequency
+  c.AddAdjustedRow(row(23), 0.7f, -1.0f, 1.5f, history, {5, 5, 14, -3});  // all, masks overlap
+  c.AddAdjustedRow(first, 1.0f, 0.0f, 0.0f, {}, {top});                   // the argmax masked
+  c.AddAdjustedRow(row(24), 2.0f, 2.0f, -2.0f, {{top, 1}, {3, 0}}, {});   // strong, few ids
+  c.AddAdjustedRow(row(25), 1.0f, 0.0f, 0.0f, {}, {});                    // nothing to adjust
+  return c;
+}
+
+std::vector<BackendCase> AdjustmentCases() {
+  // The reference computes in float what the expectation computes in double.
+  std::vector<BackendCase> cases = {{Backend::kReference, DType::kF32, 1e-6f}};
+  for (const BackendCase& c : F32Cases()) cases.push_back(c);
+  return cases;
+}
+
+class SamplingAdjustmentTest : public ::testing::TestWithParam<BackendCase> {};
+
+TEST_P(SamplingAdjustmentTest, PenaltiesAndMasksFollowTheRule) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam().backend);
+  const SamplingCase c = MixedAdjustments();
+  const SamplingRun got = RunCase(GetParam().backend, c);
+  for (int r = 0; r < c.rows(); ++r) {
+    SCOPED_TRACE(::testing::Message() << "row " << r);
+    const std::vector<double> want = ExpectedAdjusted(c, r);
+    for (int id = 0; id < c.vocab; ++id) {
+      const float value = got.logits[r * c.vocab + id];
+      if (std::isinf(want[id])) {
+        EXPECT_EQ(value, -kInf) << "id " << id << " is masked";
+      } else {
+        EXPECT_NEAR(value, want[id], GetParam().tolerance * (1.0 + std::abs(want[id])))
+            << "id " << id;
+      }
+    }
+    EXPECT_EQ(got.tokens[r], ArgMaxOf(want)) << "greedy picks the adjusted argmax";
+  }
+  // Row 3 is row 0's logits with their argmax masked: the runner-up wins.
+  const std::vector<float> row3(c.logits.begin() + 3 * c.vocab, c.logits.begin() + 4 * c.vocab);
+  EXPECT_NE(got.tokens[3], std::max_element(row3.begin(), row3.end()) - row3.begin());
+}
+
+// One definition of the arithmetic (PenalisedLogit) and no fused multiply-adds: every backend
+// adjusts a row to the reference's bits, so a greedy request with penalties decodes the same
+// tokens on each.
+TEST_P(SamplingAdjustmentTest, AdjustedLogitsAreTheReferencesBitForBit) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam().backend);
+  const SamplingCase c = MixedAdjustments();
+  const SamplingRun got = RunCase(GetParam().backend, c);
+  const SamplingRun want = RunCase(Backend::kReference, c);
+  EXPECT_EQ(got.logits, want.logits);
+  EXPECT_EQ(got.tokens, want.tokens);
+  // The row with nothing to adjust is left exactly as it was.
+  const int last = c.rows() - 1;
+  EXPECT_TRUE(std::equal(c.logits.begin() + last * c.vocab, c.logits.end(),
+                         got.logits.begin() + last * c.vocab));
+}
+
+TEST_P(SamplingAdjustmentTest, MaskedIdsAreNeverDrawn) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam().backend);
+  // Sampled rows whose three most likely ids are masked: the rest is still drawn from.
+  SamplingCase c;
+  c.vocab = 8;
+  const std::vector<float> logits = {5.0f, 0.5f, 5.0f, 0.0f, 5.0f, 0.2f, -1.0f, 0.1f};
+  for (int i = 0; i < 2000; ++i) c.AddAdjustedRow(logits, 1.0f, 0.0f, 0.0f, {}, {0, 2, 4}, 1.0f);
+  std::map<int32_t, int> counts;
+  for (int32_t id : RunSampling(GetParam().backend, c)) ++counts[id];
+  for (int32_t masked : {0, 2, 4}) EXPECT_EQ(counts[masked], 0) << "id " << masked;
+  EXPECT_GT(counts[1], 0);
+  EXPECT_GT(counts[6], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Backends, SamplingAdjustmentTest, ::testing::ValuesIn(AdjustmentCases()),
+                         [](const auto& info) { return CaseName(info.param); });
 
 }  // namespace
 }  // namespace slotserve::kernels::testing

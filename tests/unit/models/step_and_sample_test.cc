@@ -3,7 +3,8 @@
 // step with the same options, seed and draw index, and every slot's state and position ends
 // exactly as Step leaves it. The batch mixes greedy, temperature, top-k, top-p and min-p rows
 // at scattered slots, and is not a padding bucket, so padded rows sit after the real ones.
-// (The engine's host sampler is compared with the device path in tests/unit/engine.)
+// Rows with penalties, masks and raw logits, and PrefillAndSample (a prompt's first token), are
+// held to the same reference.
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -43,32 +44,42 @@ const std::vector<int32_t> kBatchSlots = {9, 2, 7, 0, 5};
 std::vector<TokenSampling> BatchSampling(int step) {
   const uint64_t draw = static_cast<uint64_t>(step);
   return {
-      {.temperature = 0.0f, .seed = 11, .draw_index = draw},                      // greedy
-      {.temperature = 1.3f, .seed = 12345, .draw_index = 3 + draw},               // temperature
-      {.temperature = 1.0f, .top_k = 4, .seed = 77, .draw_index = 1000 + draw},   // top-k
-      {.temperature = 0.9f, .top_p = 0.8f, .seed = 5, .draw_index = 17 + draw},   // top-p
-      {.temperature = 1.5f, .min_p = 0.2f, .seed = 99, .draw_index = 40 + draw},  // min-p
+      {.options = {.temperature = 0.0f}, .seed = 11, .draw_index = draw},         // greedy
+      {.options = {.temperature = 1.3f}, .seed = 12345, .draw_index = 3 + draw},  // temperature
+      {.options = {.temperature = 1.0f, .top_k = 4}, .seed = 77, .draw_index = 1000 + draw},
+      {.options = {.temperature = 0.9f, .top_p = 0.8f}, .seed = 5, .draw_index = 17 + draw},
+      {.options = {.temperature = 1.5f, .min_p = 0.2f}, .seed = 99, .draw_index = 40 + draw},
   };
 }
 
-// The reference op run on host logits, with its own per-field arrays (independent of how the
-// model stages them).
+// The reference op run on a copy of host logits, with its own per-field arrays (independent
+// of how the model stages them).
 std::vector<int32_t> ReferenceTokens(std::span<const float> logits, int vocab,
                                      std::span<const TokenSampling> sampling) {
   const size_t rows = sampling.size();
-  std::vector<float> temperature, top_p, min_p;
-  std::vector<int32_t> top_k, out(rows, -1);
+  std::vector<float> adjusted(logits.begin(), logits.end());
+  std::vector<float> temperature, top_p, min_p, repetition, presence, frequency;
+  std::vector<int32_t> top_k, out(rows, -1), penalised_offsets = {0}, masked_offsets = {0};
+  std::vector<int32_t> masked;
+  std::vector<kernels::PenalisedToken> penalised;
   std::vector<uint64_t> seeds, draws;
   for (const TokenSampling& row : sampling) {
-    temperature.push_back(row.temperature);
-    top_k.push_back(row.top_k);
-    top_p.push_back(row.top_p);
-    min_p.push_back(row.min_p);
+    temperature.push_back(row.options.temperature);
+    top_k.push_back(row.options.top_k);
+    top_p.push_back(row.options.top_p);
+    min_p.push_back(row.options.min_p);
+    repetition.push_back(row.options.repetition_penalty);
+    presence.push_back(row.options.presence_penalty);
+    frequency.push_back(row.options.frequency_penalty);
     seeds.push_back(row.seed);
     draws.push_back(row.draw_index);
+    penalised.insert(penalised.end(), row.penalised.begin(), row.penalised.end());
+    penalised_offsets.push_back(static_cast<int32_t>(penalised.size()));
+    masked.insert(masked.end(), row.masked.begin(), row.masked.end());
+    masked_offsets.push_back(static_cast<int32_t>(masked.size()));
   }
   kernels::SamplingParams params;
-  params.logits = logits.data();
+  params.logits = adjusted.data();
   params.logits_stride = vocab;
   params.rows = static_cast<int>(rows);
   params.vocab = vocab;
@@ -78,6 +89,13 @@ std::vector<int32_t> ReferenceTokens(std::span<const float> logits, int vocab,
   params.min_p = min_p.data();
   params.seeds = seeds.data();
   params.draw_index = draws.data();
+  params.repetition_penalty = repetition.data();
+  params.presence_penalty = presence.data();
+  params.frequency_penalty = frequency.data();
+  params.penalised_offsets = penalised_offsets.data();
+  params.penalised = penalised.data();
+  params.masked_offsets = masked_offsets.data();
+  params.masked = masked.data();
   params.out_tokens = out.data();
   kernels::LaunchSampling(kernels::Backend::kReference, params);
   return out;
@@ -134,11 +152,13 @@ TEST_P(StepAndSampleTest, TokensMatchReferenceSamplingOfStepLogitsAndStatesMatch
     const std::vector<int32_t> expected = ReferenceTokens(logits, vocab_, sampling);
 
     std::vector<int32_t> got(kBatchSlots.size(), -1);
-    const absl::Status status = model_->StepAndSample(*sampled, kBatchSlots, inputs, sampling, got);
+    const absl::Status status =
+        model_->StepAndSample(*sampled, kBatchSlots, inputs, sampling, got, {});
     ASSERT_TRUE(status.ok()) << status;
     EXPECT_EQ(got, expected);
 
-    std::vector<TokenSampling> greedy(sampling.size());
+    const std::vector<TokenSampling> greedy(sampling.size(),
+                                            TokenSampling{.options = {.temperature = 0.0f}});
     const std::vector<int32_t> argmax = ReferenceTokens(logits, vocab_, greedy);
     for (size_t i = 1; i < got.size(); ++i) sampled_rows_that_moved += got[i] != argmax[i];
     inputs = got;
@@ -167,15 +187,14 @@ TEST_P(StepAndSampleTest, GrowingAndShrinkingBatchesReuseTheStagedOptions) {
     for (int i = 0; i < rows; ++i) {
       slots.push_back((5 * i + 1) % kSlots);
       inputs.push_back((2 * i + rows) % vocab_);
-      sampling.push_back({.temperature = 1.0f,
-                          .top_k = i % 3 == 0 ? 0 : 6,
+      sampling.push_back({.options = {.temperature = 1.0f, .top_k = i % 3 == 0 ? 0 : 6},
                           .seed = static_cast<uint64_t>(100 * rows + i),
                           .draw_index = static_cast<uint64_t>(i)});
     }
     std::vector<float> logits(rows * vocab_);
     ASSERT_TRUE(model_->Step(*stepped, slots, inputs, logits).ok());
     std::vector<int32_t> got(rows, -1);
-    ASSERT_TRUE(model_->StepAndSample(*sampled, slots, inputs, sampling, got).ok());
+    ASSERT_TRUE(model_->StepAndSample(*sampled, slots, inputs, sampling, got, {}).ok());
     EXPECT_EQ(got, ReferenceTokens(logits, vocab_, sampling));
   }
 }
@@ -190,11 +209,18 @@ TEST_P(StepAndSampleTest, RefusesBadInputsWithoutTouchingTheSlots) {
   auto expect_refused = [&](std::span<const int32_t> s, std::span<const int32_t> t,
                             std::span<const TokenSampling> options, std::span<int32_t> o,
                             const std::string& needle) {
-    const absl::Status status = model_->StepAndSample(*states, s, t, options, o);
+    const absl::Status status = model_->StepAndSample(*states, s, t, options, o, {});
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_NE(status.message().find(needle), std::string::npos) << status;
   };
   expect_refused(slots, inputs, std::span(good).first(1), out, "1 sampling options for 2 slots");
+  {
+    std::vector<TokenSampling> wants_raw = good;
+    wants_raw[1].want_raw_logits = true;
+    const absl::Status status = model_->StepAndSample(*states, slots, inputs, wants_raw, out, {});
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("raw_logits holds 0 floats"), std::string::npos) << status;
+  }
   expect_refused(slots, inputs, good, std::span(out).first(1), "out_tokens holds 1 ids");
   const std::vector<int32_t> bad_token = {1, vocab_};
   expect_refused(slots, bad_token, good, out, "outside the vocabulary");
@@ -202,19 +228,114 @@ TEST_P(StepAndSampleTest, RefusesBadInputsWithoutTouchingTheSlots) {
   expect_refused(repeated, inputs, good, out, "appears more than once");
 
   std::vector<TokenSampling> bad = good;
-  bad[1].temperature = -0.5f;
+  bad[1].options.temperature = -0.5f;
   expect_refused(slots, inputs, bad, out, "sampling[1].temperature");
   bad = good;
-  bad[0].top_k = -1;
+  bad[0].options.top_k = -1;
   expect_refused(slots, inputs, bad, out, "sampling[0].top_k");
   bad = good;
-  bad[1].top_p = 0.0f;
+  bad[1].options.top_p = 0.0f;
   expect_refused(slots, inputs, bad, out, "sampling[1].top_p");
   bad = good;
-  bad[0].min_p = 1.5f;
+  bad[0].options.min_p = 1.5f;
   expect_refused(slots, inputs, bad, out, "sampling[0].min_p");
 
   for (int32_t slot : slots) EXPECT_EQ(states->position(slot), 2 + slot % 4) << slot;
+}
+
+// Rows with penalties, masks and raw logits: the op adjusts each row from its own lists (so a
+// masked argmax moves the greedy row), and the raw rows come back as Step wrote them.
+TEST_P(StepAndSampleTest, AdjustedRowsAndRawLogitsMatchTheReferenceOnStepLogits) {
+  std::unique_ptr<StateArena> stepped = PrefilledArena();
+  std::unique_ptr<StateArena> sampled = PrefilledArena();
+  ASSERT_TRUE(stepped && sampled);
+  const std::vector<int32_t> slots = {4, 1, 8};
+  const std::vector<int32_t> inputs = {2, 5 % vocab_, 9 % vocab_};
+  std::vector<float> logits(slots.size() * vocab_);
+  ASSERT_TRUE(model_->Step(*stepped, slots, inputs, logits).ok());
+  const std::vector<TokenSampling> greedy(slots.size(),
+                                          TokenSampling{.options = {.temperature = 0.0f}});
+  const std::vector<int32_t> argmax = ReferenceTokens(logits, vocab_, greedy);
+
+  // Row 0: greedy with its argmax masked. Row 1: penalties over a history holding its argmax.
+  // Row 2: sampled with both, and logprobs. Rows 0 and 2 want their raw logits.
+  const std::vector<int32_t> masked0 = {argmax[0], 3 % vocab_};
+  const std::vector<kernels::PenalisedToken> history1 = {{.id = argmax[1], .generated = 2},
+                                                         {.id = 0, .generated = 0},
+                                                         {.id = 6 % vocab_, .generated = 1}};
+  const std::vector<int32_t> masked2 = {1};
+  std::vector<TokenSampling> sampling = {
+      {.options = {.temperature = 0.0f}, .seed = 1, .masked = masked0, .want_raw_logits = true},
+      {.options = {.temperature = 0.0f,
+                   .repetition_penalty = 3.0f,
+                   .presence_penalty = 2.0f,
+                   .frequency_penalty = 1.5f},
+       .seed = 2,
+       .penalised = history1},
+      {.options = {.temperature = 0.8f, .top_k = 20, .repetition_penalty = 1.2f},
+       .seed = 3,
+       .draw_index = 4,
+       .penalised = history1,
+       .masked = masked2,
+       .want_raw_logits = true},
+  };
+  std::vector<int32_t> got(slots.size(), -1);
+  std::vector<float> raw(2 * vocab_, 0.0f);
+  const absl::Status status = model_->StepAndSample(*sampled, slots, inputs, sampling, got, raw);
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_EQ(got, ReferenceTokens(logits, vocab_, sampling));
+  EXPECT_NE(got[0], argmax[0]) << "the masked argmax was picked";
+  EXPECT_NE(got[2], 1);
+  EXPECT_EQ(std::vector<float>(raw.begin(), raw.begin() + vocab_),
+            std::vector<float>(logits.begin(), logits.begin() + vocab_));
+  EXPECT_EQ(std::vector<float>(raw.begin() + vocab_, raw.end()),
+            std::vector<float>(logits.begin() + 2 * vocab_, logits.end()));
+}
+
+// A prompt's first token: PrefillAndSample leaves the state as Prefill does and picks what the
+// reference op picks from Prefill's last logits.
+TEST_P(StepAndSampleTest, PrefillAndSampleSelectsAsTheReferenceDoesOnPrefillLogits) {
+  auto prefilled = model_->AllocateStates(2);
+  auto selected = model_->AllocateStates(2);
+  ASSERT_TRUE(prefilled.ok() && selected.ok());
+  std::vector<int32_t> prompt;
+  for (int t = 0; t < 9; ++t) prompt.push_back((11 * t + 4) % vocab_);
+  const std::vector<int32_t> masked = {prompt[2]};
+  const std::vector<kernels::PenalisedToken> history = {{.id = prompt[0], .generated = 0},
+                                                        {.id = prompt[1], .generated = 0}};
+  for (const TokenSampling& sampling :
+       {TokenSampling{.options = {.temperature = 0.0f}, .seed = 5},
+        TokenSampling{.options = {.temperature = 1.1f, .top_p = 0.9f, .repetition_penalty = 1.5f},
+        .seed = 6,
+        .draw_index = 2,
+        .penalised = history,
+        .masked = masked,
+        .want_raw_logits = true}}) {
+    SCOPED_TRACE(::testing::Message() << "temperature " << sampling.options.temperature);
+    const int slot = sampling.want_raw_logits ? 1 : 0;
+    std::vector<float> logits(vocab_);
+    ASSERT_TRUE(model_->Prefill(**prefilled, slot, prompt, LogitsWanted::kLastToken, logits).ok());
+    std::vector<float> raw(sampling.want_raw_logits ? vocab_ : 0);
+    absl::StatusOr<int32_t> token =
+        model_->PrefillAndSample(**selected, slot, prompt, sampling, raw);
+    ASSERT_TRUE(token.ok()) << token.status();
+    EXPECT_EQ(*token, ReferenceTokens(logits, vocab_, {&sampling, 1})[0]);
+    if (sampling.want_raw_logits) {
+      EXPECT_EQ(raw, logits);
+    }
+    std::vector<uint8_t> want, have;
+    ASSERT_TRUE((*prefilled)->Save(slot, &want).ok());
+    ASSERT_TRUE((*selected)->Save(slot, &have).ok());
+    EXPECT_EQ(have, want);
+    EXPECT_EQ((*selected)->position(slot), (*prefilled)->position(slot));
+  }
+  const TokenSampling bad{.options = {.top_p = 0.0f}};
+  absl::StatusOr<int32_t> refused = model_->PrefillAndSample(**selected, 0, prompt, bad, {});
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("PrefillAndSample: sampling[0].top_p"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_EQ((*selected)->position(0), static_cast<int32_t>(prompt.size())) << "slot untouched";
 }
 
 std::vector<SamplingCase> Cases() {

@@ -1,0 +1,93 @@
+// The part of the scheduler that gRPC threads touch (DESIGN §1: they only enqueue work): the
+// bounded queue of accepted requests waiting for a slot, the cancellations not yet taken in,
+// the set of live (accepted, not finished) requests, and the draining / shut-down flags, all
+// behind one mutex. The engine thread takes its work from here at the start of every step;
+// everything else it owns (running requests, slots, the model) never needs this lock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "engine/active_request.h"
+#include "engine/engine_observer.h"
+#include "engine/step_planner.h"
+
+namespace slotserve::engine {
+
+class RequestQueue {
+ public:
+  // At most `max_queued` requests wait; `slots_total` is only reported in stats().
+  RequestQueue(int max_queued, int slots_total);
+
+  // --- Any thread.
+
+  // Queues the request `make` builds from the id it is given (called under the lock, so ids
+  // follow queue order). Errors, with nothing queued: UNAVAILABLE when shut down or draining,
+  // RESOURCE_EXHAUSTED when max_queued requests already wait.
+  absl::StatusOr<RequestId> Enqueue(
+      absl::FunctionRef<std::unique_ptr<ActiveRequest>(RequestId)> make);
+  // Asks the engine to end a live request at its next step. False when the id is not live.
+  bool Cancel(RequestId id);
+  // Refuses new requests (UNAVAILABLE) from now on.
+  void BeginDrain();
+  bool draining() const;  // draining or shut down
+  // Blocks until no request is live, or until `deadline`. True when idle.
+  bool WaitIdle(absl::Time deadline);
+  // Refuses new requests for good and wakes the engine thread to stop. True the first time.
+  bool ShutDown();
+  bool shut_down() const;
+  SchedulerStats stats() const;
+
+  // --- The engine thread.
+
+  // What a step takes in.
+  struct Intake {
+    absl::flat_hash_set<RequestId> cancelled;  // ids Cancel named since the last step
+    // Queued requests that leave without running (cancelled, or past their deadline), each
+    // with the status to end it with.
+    std::vector<std::pair<std::unique_ptr<ActiveRequest>, absl::Status>> dropped;
+    // The front of the queue after those left, at most `free_slots` requests: admission's
+    // candidates (PlanAdmission).
+    std::vector<QueuedRequestView> head;
+  };
+  // Blocks until there is work (a cancellation, `running` requests, or a queued request and a
+  // free slot), then takes it in. nullopt once shut down.
+  std::optional<Intake> WaitForWork(bool running, int free_slots);
+  // Removes and returns the first `count` queued requests (admitted from the last Intake's
+  // head; only the engine thread removes requests, so they are still the same ones).
+  std::vector<std::unique_ptr<ActiveRequest>> PopFront(int count);
+  // Removes and returns every queued request (on shut-down).
+  std::deque<std::unique_ptr<ActiveRequest>> TakeAll();
+  // A request ended: it leaves the live set. Returns the stats after.
+  SchedulerStats Retire(RequestId id);
+  // Wakes WaitIdle callers when no request is live (after the last sink heard its end).
+  void NotifyIfIdle();
+
+ private:
+  SchedulerStats StatsLocked() const;
+
+  const int max_queued_;
+  const int slots_total_;
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;
+  std::condition_variable idle_cv_;
+  std::deque<std::unique_ptr<ActiveRequest>> queue_;
+  std::vector<RequestId> cancels_;
+  absl::flat_hash_set<RequestId> live_;  // accepted and not yet finished
+  RequestId next_id_ = 1;
+  bool draining_ = false;
+  bool shut_down_ = false;
+};
+
+}  // namespace slotserve::engine

@@ -1,0 +1,59 @@
+// The policy of one engine step (DESIGN §4), as pure functions over plain numbers: which queued
+// requests are admitted, which running requests decode, and which prompt chunks run. No
+// threads, no model, no locks, so every rule is unit-tested on its own
+// (tests/unit/engine/step_planner_test.cc). In the manner of TensorRT-LLM's capacity scheduler
+// (admission) and micro-batch scheduler (what one step runs). The scheduler asks for admission
+// first, acquires the admitted requests' slots, then plans the step over what is running.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace slotserve::engine {
+
+// A queued request as admission sees it.
+struct QueuedRequestView {
+  // State slots the request holds once admitted: 1 for every request today (a fork or beam
+  // request will hold several).
+  int slots_needed = 1;
+};
+
+// How many requests from the front of the queue (`queue_head`, in arrival order) join this
+// step: in arrival order while the next one's slots fit in `free_slots`. First come, first
+// served: a request never overtakes one that arrived before it.
+int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head);
+
+// A running request (holding a slot) as the step plan sees it.
+struct RunningRequestView {
+  bool decoding = false;    // past its prompt: feeds its last token this step
+  int64_t prompt_left = 0;  // prompt tokens not fed yet (0 once decoding)
+};
+
+struct StepLimits {
+  int token_budget = 0;   // tokens (decode + prefill) the step aims to stay within
+  int prefill_chunk = 0;  // most prompt tokens of one request in one model call (> 0)
+};
+
+// `tokens` prompt tokens of running request `request` (an index into the running list).
+struct PromptChunk {
+  size_t request = 0;
+  int tokens = 0;
+};
+
+struct StepPlan {
+  std::vector<size_t> decode;        // running indexes decoding one token, in running order
+  std::vector<PromptChunk> prefill;  // prompt chunks to run after the decode, in this order
+};
+
+// The step for `running` (in admission order):
+//   - every request past its prompt decodes one token, in one batch;
+//   - the rest of the budget (token_budget minus the decode batch, possibly <= 0) goes to
+//     prompt chunks in admission order: each chunk is the request's prompt left, at most
+//     prefill_chunk; a chunk larger than a positive budget left is cut to that budget; once
+//     the budget is spent no further chunk runs, but the step always runs at least one chunk
+//     when a prompt is waiting, so prompts never starve behind a full decode batch.
+StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits& limits);
+
+}  // namespace slotserve::engine
