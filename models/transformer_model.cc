@@ -13,7 +13,6 @@
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/positions.h"
-#include "base/status_macros.h"
 #include "models/attention_kind.h"
 
 namespace slotserve::models {
