@@ -62,7 +62,7 @@ RUN for b in /usr/local/bin/slotserve-server /usr/local/bin/slotserve-cli; do \
 USER 10001:10001
 WORKDIR /opt/slotserve
 # 50051: gRPC (slotserve.v1 + grpc.health.v1 + reflection); 9464: Prometheus metrics.
-EXPOSE 50051 9464
+EXPOSE 50051 8000 9464
 # Six failures (a minute) before "unhealthy" covers loading the bundled model. (No
 # --start-period: dockerfilelint 1.8 mis-parses hyphenated options and would flag it.)
 HEALTHCHECK --interval=10s --timeout=3s --retries=6 \
@@ -71,4 +71,4 @@ HEALTHCHECK --interval=10s --timeout=3s --retries=6 \
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["slotserve-server"]
 CMD ["--model", "/opt/slotserve/model", "--listen", "0.0.0.0:50051", \
-     "--metrics-listen", "0.0.0.0:9464", "--drain-timeout", "30s"]
+     "--http-listen", "0.0.0.0:8000", "--metrics-listen", "0.0.0.0:9464", "--drain-timeout", "30s"]
