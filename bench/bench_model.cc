@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/attention_kind.h"
 
 namespace slotserve::bench {
@@ -42,7 +43,7 @@ absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesyst
   bench->name_ = dir.filename().string();
   if (bench->name_.empty()) bench->name_ = dir.parent_path().filename().string();
   auto model = models::LanguageModel::Load(dir, backend);
-  if (!model.ok()) return model.status();
+  SLOTSERVE_RETURN_IF_ERROR(model.status());
   bench->model_ = std::move(*model);
   auto states = bench->model_->AllocateStates(batch_slots + 1);
   if (!states.ok()) {
@@ -52,7 +53,7 @@ absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesyst
   }
   bench->states_ = std::move(*states);
   auto weight_bytes = SafetensorsDataBytes(dir / "model.safetensors");
-  if (!weight_bytes.ok()) return weight_bytes.status();
+  SLOTSERVE_RETURN_IF_ERROR(weight_bytes.status());
   bench->weight_bytes_ = *weight_bytes;
   const int vocab = bench->config().vocab_size;
   bench->step_tokens_ = SyntheticTokens(batch_slots, vocab, /*seed=*/7);
@@ -69,7 +70,7 @@ int BenchModel::pristine_context() const { return states_->position(pristine_slo
 absl::Status BenchModel::GrowPristineContext(int length) {
   const int have = pristine_context();
   if (length < have) {
-    if (absl::Status status = states_->Reset(pristine_slot()); !status.ok()) return status;
+    SLOTSERVE_RETURN_IF_ERROR(states_->Reset(pristine_slot()));
     return GrowPristineContext(length);
   }
   if (length == have) return absl::OkStatus();
@@ -83,7 +84,7 @@ absl::Status BenchModel::GrowPristineContext(int length) {
 
 absl::Status BenchModel::CopyPristineToBatch(int batch) {
   for (int slot = 0; slot < batch; ++slot) {
-    if (absl::Status status = states_->Copy(pristine_slot(), slot); !status.ok()) return status;
+    SLOTSERVE_RETURN_IF_ERROR(states_->Copy(pristine_slot(), slot));
   }
   return absl::OkStatus();
 }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace slotserve::bench {
 namespace {
@@ -14,16 +15,16 @@ absl::Status MeasureDecodePoint(BenchModel& model, int batch, int context,
     return absl::InvalidArgumentError(absl::StrCat(model.name(), ": batch ", batch, " exceeds the ",
                                                    model.batch_slots(), " slots allocated for it"));
   }
-  if (absl::Status status = model.GrowPristineContext(context); !status.ok()) return status;
+  SLOTSERVE_RETURN_IF_ERROR(model.GrowPristineContext(context));
   absl::StatusOr<Timing> timing = TimeRepeats(
       options.plan, options.steps_per_repeat, [&] { return model.CopyPristineToBatch(batch); },
       [&]() -> absl::Status {
         for (int step = 0; step < options.steps_per_repeat; ++step) {
-          if (absl::Status status = model.Step(batch); !status.ok()) return status;
+          SLOTSERVE_RETURN_IF_ERROR(model.Step(batch));
         }
         return absl::OkStatus();
       });
-  if (!timing.ok()) return timing.status();
+  SLOTSERVE_RETURN_IF_ERROR(timing.status());
   // The steps of one repeat run at contexts context .. context + steps - 1; quote the middle.
   const int mean_context = context + (options.steps_per_repeat - 1) / 2;
   const double flops_per_token =

@@ -6,11 +6,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "base/status_macros.h"
 #include "bench/serving_stats.h"
 #include "bench/synthetic_tokens.h"
 #include "bench/timing.h"
-#include "models/language_model.h"
 #include "engine/scheduler.h"
+#include "models/language_model.h"
 
 namespace slotserve::bench {
 namespace {
@@ -58,8 +59,7 @@ absl::StatusOr<ServingStats> RunRound(engine::Scheduler& scheduler, int vocab,
     request.stopping.max_new_tokens = options.new_tokens;
     request.stopping.ignore_eos = true;
     auto sink = std::make_shared<TracingSink>(NowSeconds());
-    absl::StatusOr<engine::RequestId> id = scheduler.Submit(std::move(request), sink);
-    if (!id.ok()) return id.status();
+    SLOTSERVE_ASSIGN_OR_RETURN(engine::RequestId id, scheduler.Submit(std::move(request), sink));
     sinks.push_back(std::move(sink));
   }
   if (!scheduler.WaitIdle(absl::Now() + absl::Minutes(10))) {
@@ -84,27 +84,26 @@ ResultTable MakeSchedulerTable() {
 
 absl::Status RunSchedulerPoint(const std::filesystem::path& model_dir, kernels::Backend backend,
                                const SchedulerBenchOptions& options, ResultTable& table) {
-  absl::StatusOr<std::unique_ptr<models::LanguageModel>> model =
-      models::LanguageModel::Load(model_dir, backend);
-  if (!model.ok()) return model.status();
-  const models::ModelConfig config = (*model)->config();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<models::LanguageModel> model,
+                             models::LanguageModel::Load(model_dir, backend));
+  const models::ModelConfig config = model->config();
   engine::SchedulerOptions scheduler_options;
   scheduler_options.max_slots = options.concurrency;
   scheduler_options.max_queued = options.concurrency;
   scheduler_options.max_new_tokens_limit = std::max(options.new_tokens, 1);
   scheduler_options.default_max_new_tokens = scheduler_options.max_new_tokens_limit;
-  absl::StatusOr<std::unique_ptr<engine::Scheduler>> scheduler =
-      engine::Scheduler::Create(std::move(*model), /*tokenizer=*/nullptr, scheduler_options);
-  if (!scheduler.ok()) return scheduler.status();
-  (*scheduler)->Start();
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<engine::Scheduler> scheduler,
+      engine::Scheduler::Create(std::move(model), /*tokenizer=*/nullptr, scheduler_options));
+  scheduler->Start();
 
   std::vector<ServingStats> rounds;
   for (int round = 0; round <= options.rounds; ++round) {  // round 0 is the warm-up
-    absl::StatusOr<ServingStats> stats = RunRound(**scheduler, config.vocab_size, options, round);
-    if (!stats.ok()) return stats.status();
-    if (round > 0) rounds.push_back(*stats);
+    SLOTSERVE_ASSIGN_OR_RETURN(ServingStats stats,
+                               RunRound(*scheduler, config.vocab_size, options, round));
+    if (round > 0) rounds.push_back(stats);
   }
-  (*scheduler)->Stop();
+  scheduler->Stop();
 
   auto median = [&](double ServingStats::*field) {
     std::vector<double> values;

@@ -1,6 +1,7 @@
 #include "engine/request_validation.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "base/utf8.h"
 #include "models/token_sampling.h"
 
@@ -83,7 +84,7 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
   if (absl::Status s = models::CheckSamplingOptions(request.sampling, "sampling"); !s.ok()) {
     return s;
   }
-  if (absl::Status s = CheckStopping(request.stopping, limits); !s.ok()) return s;
+  SLOTSERVE_RETURN_IF_ERROR(CheckStopping(request.stopping, limits));
   if (request.logprobs.top_n < 0 || request.logprobs.top_n > limits.max_top_logprobs) {
     return Invalid(absl::StrCat("logprobs.top_n must be in [0, ", limits.max_top_logprobs,
                                 "], got ", request.logprobs.top_n));

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "engine/active_request.h"
 #include "engine/ending_status.h"
 #include "engine/request_queue.h"
@@ -42,7 +43,7 @@ absl::Status SchedulerOptions::Validate() const {
         std::pair{"max_new_tokens_limit", max_new_tokens_limit},
         std::pair{"max_prompt_tokens", max_prompt_tokens},
         std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}}) {
-    if (absl::Status s = Positive(field, value); !s.ok()) return s;
+    SLOTSERVE_RETURN_IF_ERROR(Positive(field, value));
   }
   if (default_max_new_tokens > max_new_tokens_limit) {
     return absl::InvalidArgumentError(
@@ -88,7 +89,7 @@ class Scheduler::Impl final : private RequestFinisher {
   absl::StatusOr<RequestId> Submit(GenerationRequest request,
                                    std::shared_ptr<GenerationSink> sink) {
     if (sink == nullptr) return absl::InvalidArgumentError("sink must not be null");
-    if (absl::Status s = ValidateGenerationRequest(request, limits_); !s.ok()) return s;
+    SLOTSERVE_RETURN_IF_ERROR(ValidateGenerationRequest(request, limits_));
     const absl::Time now = absl::Now();
     if (request.deadline <= now) {
       return absl::DeadlineExceededError(absl::StrCat("the request's deadline passed ",
@@ -264,7 +265,7 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
     std::unique_ptr<models::LanguageModel> model, const Tokenizer* tokenizer,
     const SchedulerOptions& options, EngineObserver* observer) {
   if (model == nullptr) return absl::InvalidArgumentError("model must not be null");
-  if (absl::Status s = options.Validate(); !s.ok()) return s;
+  SLOTSERVE_RETURN_IF_ERROR(options.Validate());
   const int vocab_size = model->config().vocab_size;
   if (tokenizer != nullptr && tokenizer->piece_count() > vocab_size) {
     return absl::InvalidArgumentError(absl::StrCat(

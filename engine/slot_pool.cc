@@ -1,6 +1,7 @@
 #include "engine/slot_pool.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace slotserve::engine {
 
@@ -17,7 +18,7 @@ absl::StatusOr<int> SlotPool::Acquire() {
         absl::StrCat("all ", total(), " state slots are held; none free"));
   }
   const int slot = free_.back();
-  if (absl::Status reset = arena_->Reset(slot); !reset.ok()) return reset;
+  SLOTSERVE_RETURN_IF_ERROR(arena_->Reset(slot));
   free_.pop_back();
   held_[slot] = true;
   return slot;

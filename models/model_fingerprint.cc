@@ -9,6 +9,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "models/safetensors_file.h"
 
 namespace slotserve::models {
@@ -28,31 +29,28 @@ absl::StatusOr<std::string> ReadPrefix(const std::filesystem::path& path, uint64
 absl::StatusOr<base::Digest> ModelFingerprint(const std::filesystem::path& model_dir) {
   const std::filesystem::path config_path = model_dir / "config.json";
   const std::filesystem::path weights_path = model_dir / "model.safetensors";
-  absl::StatusOr<std::string> config = ReadPrefix(config_path, 1u << 20);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<std::string> length_field = ReadPrefix(weights_path, 8);
-  if (!length_field.ok()) return length_field.status();
-  if (length_field->size() != 8) {
+  SLOTSERVE_ASSIGN_OR_RETURN(std::string config, ReadPrefix(config_path, 1u << 20));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::string length_field, ReadPrefix(weights_path, 8));
+  if (length_field.size() != 8) {
     return absl::InvalidArgumentError(
         absl::StrCat(weights_path.string(), ": shorter than 8 bytes"));
   }
   uint64_t header_bytes;
-  std::memcpy(&header_bytes, length_field->data(), 8);
+  std::memcpy(&header_bytes, length_field.data(), 8);
   if (header_bytes > SafetensorsFile::kMaxHeaderBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat(weights_path.string(), ": header of ", header_bytes, " bytes is too long"));
   }
-  absl::StatusOr<std::string> header = ReadPrefix(weights_path, 8 + header_bytes);
-  if (!header.ok()) return header.status();
+  SLOTSERVE_ASSIGN_OR_RETURN(std::string header, ReadPrefix(weights_path, 8 + header_bytes));
   base::Sha256 hash;
   hash.Update(std::string_view("slotserve model fingerprint v1\n"));
-  hash.Update(std::to_string(config->size()) + "\n");
-  hash.Update(*config);
-  hash.Update(*header);
-  absl::StatusOr<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::Open(weights_path);
-  if (!file.ok()) return file.status();
+  hash.Update(std::to_string(config.size()) + "\n");
+  hash.Update(config);
+  hash.Update(header);
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
+                             SafetensorsFile::Open(weights_path));
   constexpr int64_t kSample = 4096;
-  for (const auto& [name, tensor] : (*file)->tensors()) {
+  for (const auto& [name, tensor] : file->tensors()) {
     const int64_t head = std::min(kSample, tensor.bytes);
     hash.Update(std::span(tensor.data, static_cast<size_t>(head)));
     const int64_t tail = std::min(kSample, tensor.bytes - head);
