@@ -35,6 +35,12 @@ void ActiveRequest::PromptFed(size_t tokens, absl::Time now) {
   if (prompt_done()) prefill_done_ = now;
 }
 
+void ActiveRequest::StartFromPrefix(size_t tokens) { prompt_fed_ = tokens; }
+
+std::span<const int32_t> ActiveRequest::prompt_absorbed() const {
+  return std::span<const int32_t>(request_.prompt_ids).first(prompt_fed_);
+}
+
 ActiveRequest::TokenTiming ActiveRequest::RecordTokenTime(absl::Time now) {
   TokenTiming timing;
   timing.first = !first_token_.has_value();

@@ -60,6 +60,9 @@ class ActiveRequest {
   void Admit(int slot, absl::Time now);
   // `tokens` more prompt tokens were fed, the model call ending at `now`.
   void PromptFed(size_t tokens, absl::Time now);
+  // The slot was restored from a prefix state holding the prompt's first `tokens` tokens
+  // (fewer than the whole prompt); prefill goes on from there. Right after Admit only.
+  void StartFromPrefix(size_t tokens);
   // A token was handed to the request at `now`: how long after Submit when it is the first
   // (time to first token), else how long after the previous token (inter-token latency).
   struct TokenTiming {
@@ -78,6 +81,9 @@ class ActiveRequest {
   // Prompt progress (prefill).
   std::span<const int32_t> prompt_left() const;
   bool prompt_done() const { return prompt_fed_ == request_.prompt_ids.size(); }
+  size_t prompt_fed() const { return prompt_fed_; }
+  // The prompt tokens fed so far (the prefix the slot's state has absorbed).
+  std::span<const int32_t> prompt_absorbed() const;
 
   // The token the next decode step feeds; nullopt while prefilling.
   std::optional<int32_t> next_input() const { return next_input_; }

@@ -7,6 +7,7 @@
 
 #include "absl/time/time.h"
 #include "engine/generation_events.h"
+#include "engine/prefix_cache.h"
 
 namespace slotserve::engine {
 
@@ -42,6 +43,8 @@ class EngineObserver {
   virtual void OnStep(StepPhase /*phase*/, int /*batch_size*/, absl::Duration /*duration*/) {}
   // Occupancy after every engine step and whenever the queue changes.
   virtual void OnStats(const SchedulerStats& /*stats*/) {}
+  // The prefix cache's counters (running totals) after a lookup or a new checkpoint.
+  virtual void OnPrefixCacheStats(const PrefixCacheStats& /*stats*/) {}
 };
 
 }  // namespace slotserve::engine

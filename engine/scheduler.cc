@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "engine/active_request.h"
 #include "engine/ending_status.h"
+#include "engine/prefix_cache.h"
 #include "engine/request_queue.h"
 #include "engine/request_validation.h"
 #include "engine/slot_pool.h"
@@ -50,6 +51,11 @@ absl::Status SchedulerOptions::Validate() const {
         absl::StrCat("default_max_new_tokens must be <= max_new_tokens_limit (",
                      max_new_tokens_limit, "), got ", default_max_new_tokens));
   }
+  if (prefix_block < 0 || prefix_cache_bytes < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("prefix_block and prefix_cache_bytes must be >= 0 (0 = off), got ",
+                     prefix_block, " and ", prefix_cache_bytes));
+  }
   if (max_stop_sequences < 0 || max_top_logprobs < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_stop_sequences and max_top_logprobs must be >= 0, got ",
@@ -74,7 +80,8 @@ class Scheduler::Impl final : private RequestFinisher {
         seed_base_(RandomSeedBase()),
         arena_(std::move(arena)),
         pool_(arena_.get()),
-        runner_(*model_, *arena_, observer_, *this),
+        prefix_cache_(MakePrefixCache(options)),
+        runner_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
         queue_(options.max_queued, options.max_slots) {}
 
   ~Impl() override { Stop(); }
@@ -150,6 +157,11 @@ class Scheduler::Impl final : private RequestFinisher {
     return limits;
   }
 
+  static std::unique_ptr<PrefixCache> MakePrefixCache(const SchedulerOptions& options) {
+    if (options.prefix_block <= 0 || options.prefix_cache_bytes <= 0) return nullptr;
+    return std::make_unique<PrefixCache>(options.prefix_block, options.prefix_cache_bytes);
+  }
+
   static uint64_t RandomSeedBase() {
     std::random_device device;
     return (static_cast<uint64_t>(device()) << 32) ^ device();
@@ -191,9 +203,22 @@ class Scheduler::Impl final : private RequestFinisher {
         continue;
       }
       request->Admit(*slot, now);
+      RestorePrefix(*request);
       observer_.OnRequestAdmitted(now - request->submitted());
       running_.push_back(std::move(request));
     }
+  }
+
+  // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
+  void RestorePrefix(ActiveRequest& request) {
+    if (prefix_cache_ == nullptr) return;
+    const std::optional<PrefixCache::Hit> hit = prefix_cache_->Lookup(request.request().prompt_ids);
+    if (hit && arena_->Restore(request.slot(), *hit->state).ok()) {
+      request.StartFromPrefix(hit->tokens);
+    } else if (hit) {
+      arena_->Reset(request.slot()).IgnoreError();  // prefill from token 0 after all
+    }
+    observer_.OnPrefixCacheStats(prefix_cache_->stats());
   }
 
   std::vector<RunningRequestView> RunningViews() const {
@@ -201,7 +226,8 @@ class Scheduler::Impl final : private RequestFinisher {
     views.reserve(running_.size());
     for (const auto& request : running_) {
       views.push_back({.decoding = request->next_input().has_value(),
-                       .prompt_left = static_cast<int64_t>(request->prompt_left().size())});
+                       .prompt_left = static_cast<int64_t>(request->prompt_left().size()),
+                       .prompt_fed = static_cast<int64_t>(request->prompt_fed())});
     }
     return views;
   }
@@ -242,13 +268,16 @@ class Scheduler::Impl final : private RequestFinisher {
   const SchedulerOptions options_;
   EngineObserver& observer_;
   const RequestLimits limits_;
-  const StepLimits step_limits_{.token_budget = options_.token_budget,
-                                .prefill_chunk = options_.prefill_chunk};
+  const StepLimits step_limits_{
+      .token_budget = options_.token_budget,
+      .prefill_chunk = options_.prefill_chunk,
+      .prefix_block = options_.prefix_cache_bytes > 0 ? options_.prefix_block : 0};
   const uint64_t seed_base_;
 
   // Engine thread only.
   std::unique_ptr<models::StateArena> arena_;
   SlotPool pool_;
+  std::unique_ptr<PrefixCache> prefix_cache_;  // null: prefix states off
   StepRunner runner_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
 

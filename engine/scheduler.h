@@ -43,6 +43,12 @@ struct SchedulerOptions {
   int max_stop_sequences = 16;
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
+  // Prefix states (DESIGN §9, prefix_cache.h): prompts are checkpointed every prefix_block
+  // tokens into a host-memory LRU of at most prefix_cache_bytes, and a prompt starting with
+  // cached blocks is restored from the longest one. Prefill chunks then never cross a block
+  // boundary (step_planner.h), so a hit gives bitwise the logits of a miss. 0 in either = off.
+  int prefix_block = 64;
+  int64_t prefix_cache_bytes = int64_t{256} << 20;
   // No effect (kept so callers that set it still compile): every token is selected by the
   // sampling op where the model's logits are (device_sampling.h).
   DeviceSampling device_sampling = DeviceSampling::kAuto;

@@ -24,6 +24,10 @@ StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits&
     const RunningRequestView& request = running[i];
     if (request.decoding || request.prompt_left <= 0) continue;
     int64_t chunk = std::min<int64_t>(request.prompt_left, limits.prefill_chunk);
+    if (limits.prefix_block > 0) {
+      chunk =
+          std::min<int64_t>(chunk, limits.prefix_block - request.prompt_fed % limits.prefix_block);
+    }
     if (budget < chunk) {
       if (budget > 0) {
         chunk = budget;

@@ -29,11 +29,17 @@ int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head)
 struct RunningRequestView {
   bool decoding = false;    // past its prompt: feeds its last token this step
   int64_t prompt_left = 0;  // prompt tokens not fed yet (0 once decoding)
+  int64_t prompt_fed = 0;   // prompt tokens already in the state (fed or restored)
 };
 
 struct StepLimits {
   int token_budget = 0;   // tokens (decode + prefill) the step aims to stay within
   int prefill_chunk = 0;  // most prompt tokens of one request in one model call (> 0)
+  // Prefix-state block (DESIGN §9); 0 = off. When > 0 no chunk crosses a multiple of it
+  // (counted in prompt tokens), so every block boundary is a chunk boundary: the prefix cache
+  // can checkpoint there, and a request restored at a boundary runs exactly the chunks a
+  // request that prefilled from token 0 runs from there on (bitwise the same logits).
+  int prefix_block = 0;
 };
 
 // `tokens` prompt tokens of running request `request` (an index into the running list).
@@ -51,9 +57,10 @@ struct StepPlan {
 //   - every request past its prompt decodes one token, in one batch;
 //   - the rest of the budget (token_budget minus the decode batch, possibly <= 0) goes to
 //     prompt chunks in admission order: each chunk is the request's prompt left, at most
-//     prefill_chunk; a chunk larger than a positive budget left is cut to that budget; once
-//     the budget is spent no further chunk runs, but the step always runs at least one chunk
-//     when a prompt is waiting, so prompts never starve behind a full decode batch.
+//     prefill_chunk, and with a prefix_block at most up to the next multiple of it; a chunk larger
+//     than a positive budget left is cut to that budget; once the budget is spent no further chunk
+//     runs, but the step always runs at least one chunk when a prompt is waiting, so prompts never
+//     starve behind a full decode batch.
 StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits& limits);
 
 }  // namespace slotserve::engine

@@ -7,11 +7,13 @@
 namespace slotserve::engine {
 
 StepRunner::StepRunner(models::LanguageModel& model, models::StateArena& arena,
-                       EngineObserver& observer, RequestFinisher& finisher)
+                       EngineObserver& observer, RequestFinisher& finisher,
+                       PrefixCache* prefix_cache)
     : model_(model),
       arena_(arena),
       observer_(observer),
       finisher_(finisher),
+      prefix_cache_(prefix_cache),
       vocab_(static_cast<size_t>(model.config().vocab_size)) {}
 
 void StepRunner::Run(const StepPlan& plan,
@@ -86,12 +88,23 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
     return;
   }
   request.PromptFed(chunk.size(), end);
+  MaybeCheckpoint(request);
   if (sampling) {
     size_t next_raw_row = 0;
     const std::span<const float> raw =
         RawRows(raw_logits_, sampling->want_raw_logits, &next_raw_row);
     HandleOutcome(request, request.AcceptToken(token, raw), end);
   }
+}
+
+void StepRunner::MaybeCheckpoint(const ActiveRequest& request) {
+  if (prefix_cache_ == nullptr) return;
+  const std::span<const int32_t> prefix = request.prompt_absorbed();
+  if (!prefix_cache_->Wants(prefix)) return;  // also false off a block boundary
+  std::vector<uint8_t> snapshot;
+  if (!arena_.Save(request.slot(), &snapshot).ok()) return;  // a cache miss later, no more
+  prefix_cache_->Insert(prefix, std::move(snapshot));
+  observer_.OnPrefixCacheStats(prefix_cache_->stats());
 }
 
 void StepRunner::HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,

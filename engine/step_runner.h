@@ -15,6 +15,7 @@
 #include "engine/active_request.h"
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
+#include "engine/prefix_cache.h"
 #include "engine/step_planner.h"
 #include "models/language_model.h"
 #include "models/state_arena.h"
@@ -31,9 +32,10 @@ class RequestFinisher {
 
 class StepRunner {
  public:
-  // Every reference must outlive the runner.
+  // Every reference must outlive the runner. `prefix_cache` may be null (no prefix states);
+  // when given, the runner checkpoints prompts into it at block boundaries.
   StepRunner(models::LanguageModel& model, models::StateArena& arena, EngineObserver& observer,
-             RequestFinisher& finisher);
+             RequestFinisher& finisher, PrefixCache* prefix_cache = nullptr);
 
   // Runs `plan` (made from `running`, in the same order): the decode batch, then the prompt
   // chunks. A request whose prompt a chunk completes gets its first token from that chunk.
@@ -44,6 +46,9 @@ class StepRunner {
  private:
   void Decode(std::span<ActiveRequest* const> batch);
   void Prefill(ActiveRequest& request, int tokens);
+  // Saves the request's state into the prefix cache when its prompt so far ends at a block
+  // boundary the cache does not hold yet.
+  void MaybeCheckpoint(const ActiveRequest& request);
   // Streams a request's new token and ends the request if due.
   void HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
                      absl::Time now);
@@ -56,6 +61,7 @@ class StepRunner {
   models::StateArena& arena_;
   EngineObserver& observer_;
   RequestFinisher& finisher_;
+  PrefixCache* const prefix_cache_;
   const size_t vocab_;
   // Reused every step, so a step allocates nothing once the batch size settled.
   std::vector<ActiveRequest*> decode_batch_;

@@ -57,6 +57,12 @@ ABSL_FLAG(std::string, device_sampling, "auto",
           "auto, on or off; accepted for compatibility and has no effect: every token is "
           "selected by the sampling op where the model's logits are (on the GPU for cuda), so "
           "only token ids cross to the host");
+ABSL_FLAG(int, prefix_block, 64,
+          "Prefix states: checkpoint prompts every this many tokens and start a new prompt from "
+          "the longest cached block-aligned prefix (prefill chunks then never cross a block "
+          "boundary); 0 = off");
+ABSL_FLAG(std::string, prefix_cache_memory, "256MiB",
+          "Host memory for prefix states, e.g. 256MiB or 2GiB (LRU); 0 = off");
 ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
@@ -105,6 +111,16 @@ bool FlagGiven(const std::vector<char*>& normalized, absl::string_view name) {
     if (flag == name || absl::StartsWith(flag, absl::StrCat(name, "="))) return true;
   }
   return false;
+}
+
+// A byte size flag where "0" means off.
+absl::StatusOr<int64_t> ParseOptionalByteSize(absl::string_view flag, absl::string_view text) {
+  if (text == "0") return 0;
+  absl::StatusOr<int64_t> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
+  }
+  return *bytes;
 }
 
 bool IsServerFlagFile(absl::string_view file) {
@@ -199,6 +215,14 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.max_new_tokens_limit = absl::GetFlag(FLAGS_max_new_tokens_limit);
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
+  scheduler.prefix_block = absl::GetFlag(FLAGS_prefix_block);
+  if (scheduler.prefix_block < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--prefix-block must be >= 0 (0 = off), got ", scheduler.prefix_block));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      scheduler.prefix_cache_bytes,
+      ParseOptionalByteSize("--prefix-cache-memory", absl::GetFlag(FLAGS_prefix_cache_memory)));
   if (absl::Status valid = scheduler.Validate(); !valid.ok()) {
     // The scheduler names its own fields ("max_slots must be > 0"); name the flag instead.
     std::string message(valid.message());

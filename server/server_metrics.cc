@@ -84,7 +84,20 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
       state_slots_total_(
           AddGauge(*registry_, "slotserve_state_slots_total", "State slots in the pool")),
       state_bytes_per_request_(AddGauge(*registry_, "slotserve_state_bytes_per_request",
-                                        "Bytes of recurrent state one request holds")) {
+                                        "Bytes of recurrent state one request holds")),
+      prefix_cache_hits_total_(AddCounter(*registry_, "slotserve_prefix_cache_hits_total",
+                                          "Prompts started from a cached prefix state")),
+      prefix_cache_misses_total_(AddCounter(*registry_, "slotserve_prefix_cache_misses_total",
+                                            "Prompts that found no cached prefix state")),
+      prefix_cache_tokens_saved_total_(
+          AddCounter(*registry_, "slotserve_prefix_cache_tokens_saved_total",
+                     "Prompt tokens not prefilled thanks to cached prefix states")),
+      prefix_cache_evictions_total_(AddCounter(*registry_, "slotserve_prefix_cache_evictions_total",
+                                               "Prefix states dropped by the memory bound")),
+      prefix_cache_bytes_(AddGauge(*registry_, "slotserve_prefix_cache_bytes",
+                                   "Host memory held by prefix states")),
+      prefix_cache_entries_(
+          AddGauge(*registry_, "slotserve_prefix_cache_entries", "Prefix states held")) {
   for (std::string_view outcome : kKnownOutcomes) RequestsWithOutcome(outcome);
   state_slots_total_.Set(slots_total);
   state_bytes_per_request_.Set(static_cast<double>(state_bytes_per_request));
@@ -142,6 +155,18 @@ void ServerMetrics::OnStats(const engine::SchedulerStats& stats) {
   requests_queued_.Set(stats.queued);
   state_slots_used_.Set(stats.slots_used);
   state_slots_total_.Set(stats.slots_total);
+}
+
+void ServerMetrics::OnPrefixCacheStats(const engine::PrefixCacheStats& stats) {
+  prefix_cache_hits_total_.Increment(static_cast<double>(stats.hits - prefix_seen_.hits));
+  prefix_cache_misses_total_.Increment(static_cast<double>(stats.misses - prefix_seen_.misses));
+  prefix_cache_tokens_saved_total_.Increment(
+      static_cast<double>(stats.tokens_saved - prefix_seen_.tokens_saved));
+  prefix_cache_evictions_total_.Increment(
+      static_cast<double>(stats.evictions - prefix_seen_.evictions));
+  prefix_cache_bytes_.Set(static_cast<double>(stats.bytes));
+  prefix_cache_entries_.Set(static_cast<double>(stats.entries));
+  prefix_seen_ = stats;
 }
 
 }  // namespace slotserve::server

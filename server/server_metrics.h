@@ -11,12 +11,12 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "engine/engine_observer.h"
 #include "prometheus/counter.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
-#include "engine/engine_observer.h"
 
 namespace slotserve::server {
 
@@ -46,6 +46,7 @@ class ServerMetrics final : public engine::EngineObserver {
   // Decode steps record their batch size (requests); prefill chunks are not batches.
   void OnStep(engine::StepPhase phase, int batch_size, absl::Duration duration) override;
   void OnStats(const engine::SchedulerStats& stats) override;
+  void OnPrefixCacheStats(const engine::PrefixCacheStats& stats) override;
 
  private:
   prometheus::Counter& RequestsWithOutcome(std::string_view outcome);
@@ -67,6 +68,13 @@ class ServerMetrics final : public engine::EngineObserver {
   prometheus::Gauge& state_slots_used_;
   prometheus::Gauge& state_slots_total_;
   prometheus::Gauge& state_bytes_per_request_;
+  prometheus::Counter& prefix_cache_hits_total_;
+  prometheus::Counter& prefix_cache_misses_total_;
+  prometheus::Counter& prefix_cache_tokens_saved_total_;
+  prometheus::Counter& prefix_cache_evictions_total_;
+  prometheus::Gauge& prefix_cache_bytes_;
+  prometheus::Gauge& prefix_cache_entries_;
+  engine::PrefixCacheStats prefix_seen_;  // engine thread: what the counters already count
 };
 
 }  // namespace slotserve::server

@@ -99,5 +99,29 @@ TEST(PlanStepTest, ShortPromptsAreFedWhole) {
   EXPECT_EQ(Chunks(plan), (ChunkList{{0, 1}, {1, 2}}));
 }
 
+RunningRequestView Fed(int64_t fed, int64_t left) {
+  return {.decoding = false, .prompt_left = left, .prompt_fed = fed};
+}
+
+TEST(PlanStepTest, WithAPrefixBlockNoChunkCrossesABlockBoundary) {
+  // Block 64, chunk 256: a 300-token prompt runs 64, 64, 64, 64, 44; one restored at 128
+  // runs the very same chunks from there (the rule that makes a prefix hit bitwise a miss).
+  const StepLimits limits{.token_budget = 512, .prefill_chunk = 256, .prefix_block = 64};
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(0, 300)}, limits)), (ChunkList{{0, 64}}));
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(128, 172)}, limits)), (ChunkList{{0, 64}}));
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(256, 44)}, limits)), (ChunkList{{0, 44}}));
+  // A request mid-block (a chunk cut by the budget) runs only to the next boundary.
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(40, 260)}, limits)), (ChunkList{{0, 24}}));
+  // A prefill_chunk smaller than the block still never crosses it.
+  const StepLimits small{.token_budget = 512, .prefill_chunk = 48, .prefix_block = 64};
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(48, 100)}, small)), (ChunkList{{0, 16}}));
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(64, 100)}, small)), (ChunkList{{0, 48}}));
+}
+
+TEST(PlanStepTest, PrefixBlockZeroLeavesChunksAsBefore) {
+  const StepLimits limits{.token_budget = 512, .prefill_chunk = 256, .prefix_block = 0};
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(40, 300)}, limits)), (ChunkList{{0, 256}}));
+}
+
 }  // namespace
 }  // namespace slotserve::engine
