@@ -50,6 +50,25 @@ class ActiveRequest {
 
   Finished MakeFinished(FinishReason reason, absl::Status status, absl::Time now) const;
 
+  // Fork (GenerationRequest::n > 1). The request admitted from the queue is choice 0, the
+  // parent: it prefills all but the last prompt token, then the scheduler copies its state
+  // into its children (choices 1..n-1, made by MakeChoice and admitted with it), and every
+  // choice feeds the last prompt token itself, selecting its first token with its own seed.
+  enum class ForkStage {
+    kNone,    // not forking (n == 1), or forked
+    kParent,  // choice 0, until its state is copied into the children
+    kChild,   // a choice waiting for the parent's state
+  };
+  ForkStage fork_stage() const { return fork_stage_; }
+  int choice_index() const { return choice_index_; }
+  // Choice `index` of this request: the same id, request, sink and text options, seed + index.
+  std::unique_ptr<ActiveRequest> MakeChoice(int index) const;
+  // The fork happened: the slot holds the prompt's first `prompt_fed` tokens.
+  void Forked(size_t prompt_fed);
+  // Prompt tokens the step may feed now: none for a waiting child, all but the last for a
+  // parent (the fork point), else prompt_left().
+  int64_t prompt_feedable() const;
+
   RequestId id() const { return id_; }
   const GenerationRequest& request() const { return request_; }
   GenerationSink& sink() const { return *sink_; }
@@ -94,6 +113,9 @@ class ActiveRequest {
   std::span<const int32_t> MaskedNow() const;
 
   RequestId id_;
+  int choice_index_ = 0;
+  ForkStage fork_stage_ = ForkStage::kNone;
+  const Tokenizer* tokenizer_;
   GenerationRequest request_;
   std::shared_ptr<GenerationSink> sink_;
   StopLimits limits_;

@@ -63,6 +63,10 @@ struct GenerationRequest {
   SamplingOptions sampling;
   StoppingOptions stopping;
   LogprobOptions logprobs;
+  // Choices (DESIGN §9 fork): the prompt is prefilled once and its state copied into n slots;
+  // choice i draws from seed + i and its events carry choice_index i. Admission waits for n
+  // free slots. Must be in [1, min(SchedulerOptions::max_n, max_slots)].
+  int64_t n = 1;
   // The request ends with DEADLINE_EXCEEDED when still running at this time (checked once
   // per engine step). A deadline already past refuses the request at Submit.
   absl::Time deadline = absl::InfiniteFuture();

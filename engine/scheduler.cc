@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "engine/active_request.h"
 #include "engine/ending_status.h"
@@ -42,7 +43,7 @@ absl::Status SchedulerOptions::Validate() const {
         std::pair{"default_max_new_tokens", default_max_new_tokens},
         std::pair{"max_new_tokens_limit", max_new_tokens_limit},
         std::pair{"max_prompt_tokens", max_prompt_tokens},
-        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}}) {
+        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}, std::pair{"max_n", max_n}}) {
     if (absl::Status s = Positive(field, value); !s.ok()) return s;
   }
   if (default_max_new_tokens > max_new_tokens_limit) {
@@ -152,6 +153,7 @@ class Scheduler::Impl final : private RequestFinisher {
     limits.max_stop_sequences = options.max_stop_sequences;
     limits.max_stop_sequence_bytes = options.max_stop_sequence_bytes;
     limits.max_top_logprobs = options.max_top_logprobs;
+    limits.max_n = std::min(options.max_n, options.max_slots);
     limits.has_tokenizer = tokenizer != nullptr;
     return limits;
   }
@@ -185,6 +187,7 @@ class Scheduler::Impl final : private RequestFinisher {
       }
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       Admit(queue_.PopFront(PlanAdmission(pool_.free_count(), intake->head)), now);
+      ForkReadyParents();
       runner_.Run(PlanStep(RunningViews(), step_limits_), running_);
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       observer_.OnStats(stats());
@@ -192,20 +195,60 @@ class Scheduler::Impl final : private RequestFinisher {
     FinishEverythingOnStop();
   }
 
+  // Gives each admitted request its slots (PlanAdmission counted them: n for a fork, whose
+  // choices 1..n-1 join here and wait for the parent's state, ForkReadyParents).
   void Admit(std::vector<std::unique_ptr<ActiveRequest>> admitted, absl::Time now) {
     for (auto& request : admitted) {
-      absl::StatusOr<int> slot = pool_.Acquire();
-      if (!slot.ok()) {
-        Finish(*request, FinishReason::kCancelled,
-               absl::InternalError(
-                   absl::StrCat("could not set up a state slot: ", slot.status().message())));
+      std::vector<int> slots;
+      absl::Status status;
+      while (status.ok() && static_cast<int64_t>(slots.size()) < request->request().n) {
+        absl::StatusOr<int> slot = pool_.Acquire();
+        status = slot.status();
+        if (slot.ok()) slots.push_back(*slot);
+      }
+      if (!status.ok()) {
+        for (int slot : slots) pool_.Release(slot).IgnoreError();
+        Finish(
+            *request, FinishReason::kCancelled,
+            absl::InternalError(absl::StrCat("could not set up a state slot: ", status.message())));
         continue;
       }
-      request->Admit(*slot, now);
+      request->Admit(slots[0], now);
       RestorePrefix(*request);
       observer_.OnRequestAdmitted(now - request->submitted());
+      if (slots.size() > 1) choices_left_[request->id()] = static_cast<int>(slots.size());
+      for (size_t i = 1; i < slots.size(); ++i) {
+        std::unique_ptr<ActiveRequest> choice = request->MakeChoice(static_cast<int>(i));
+        choice->Admit(slots[i], now);
+        running_.push_back(std::move(choice));
+      }
       running_.push_back(std::move(request));
     }
+  }
+
+  // A fork's parent with only its last prompt token left: copies its state into its waiting
+  // choices; from now on every choice feeds that token itself (its own first token, seed).
+  void ForkReadyParents() {
+    for (const auto& parent : running_) {
+      if (parent->fork_stage() != ActiveRequest::ForkStage::kParent ||
+          parent->prompt_feedable() > 0 || parent->finished()) {
+        continue;
+      }
+      for (const auto& child : running_) {
+        if (child->id() != parent->id() ||
+            child->fork_stage() != ActiveRequest::ForkStage::kChild) {
+          continue;
+        }
+        if (absl::Status copied = arena_->Copy(parent->slot(), child->slot()); !copied.ok()) {
+          Finish(*child, FinishReason::kCancelled,
+                 absl::InternalError(absl::StrCat("fork: ", copied.message())));
+          continue;
+        }
+        child->Forked(parent->prompt_fed());
+      }
+      parent->Forked(parent->prompt_fed());
+    }
+    std::erase_if(running_, [](const auto& request) { return request->finished(); });
   }
 
   // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
@@ -225,7 +268,7 @@ class Scheduler::Impl final : private RequestFinisher {
     views.reserve(running_.size());
     for (const auto& request : running_) {
       views.push_back({.decoding = request->next_input().has_value(),
-                       .prompt_left = static_cast<int64_t>(request->prompt_left().size()),
+                       .prompt_left = request->prompt_feedable(),
                        .prompt_fed = static_cast<int64_t>(request->prompt_fed())});
     }
     return views;
@@ -243,11 +286,30 @@ class Scheduler::Impl final : private RequestFinisher {
     if (!status.ok()) {
       // Text held back for a possible stop sequence is not lost on a cut-off request.
       TokenChunk tail;
+      tail.choice_index = request.choice_index();
       tail.text = request.FinishText();
       if (!tail.text.empty()) request.sink().OnTokens(tail);
     }
-    const Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
-    const SchedulerStats after = queue_.Retire(request.id());
+    if (request.fork_stage() == ActiveRequest::ForkStage::kParent) {
+      // Its waiting choices never get a state: they end with it (before it, so that the
+      // parent's Finished is the request's last).
+      for (const auto& child : running_) {
+        if (child->id() == request.id() &&
+            child->fork_stage() == ActiveRequest::ForkStage::kChild) {
+          Finish(*child, reason, status);
+        }
+      }
+    }
+    Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
+    SchedulerStats after;
+    if (auto left = choices_left_.find(request.id());
+        left != choices_left_.end() && --left->second > 0) {
+      finished.request_done = false;  // other choices still run: the request stays live
+      after = queue_.stats();
+    } else {
+      if (left != choices_left_.end()) choices_left_.erase(left);
+      after = queue_.Retire(request.id());
+    }
     observer_.OnRequestFinished(finished);
     observer_.OnStats(after);
     request.sink().OnFinished(finished);
@@ -279,6 +341,7 @@ class Scheduler::Impl final : private RequestFinisher {
   std::unique_ptr<PrefixCache> prefix_cache_;  // null: prefix states off
   StepRunner runner_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
+  absl::flat_hash_map<RequestId, int> choices_left_;     // forks: choices not yet finished
 
   // Shared with the gRPC threads (it has its own lock).
   RequestQueue queue_;

@@ -43,6 +43,7 @@ struct SchedulerOptions {
   int max_stop_sequences = 16;
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
+  int max_n = 16;  // most choices (GenerationRequest::n) one request may ask for
   // Prefix states (DESIGN §9, prefix_cache.h): prompts are checkpointed every prefix_block
   // tokens into a host-memory LRU of at most prefix_cache_bytes, and a prompt starting with
   // cached blocks is restored from the longest one. Prefill chunks then never cross a block
