@@ -32,7 +32,19 @@ std::unique_ptr<ActiveRequest> ActiveRequest::MakeChoice(int index) const {
                                                 limits_, tokenizer_, submitted_);
   choice->choice_index_ = index;
   choice->fork_stage_ = ForkStage::kChild;
+  choice->start_position_ = start_position_;
   return choice;
+}
+
+void ActiveRequest::AttachSessionState(RequestState state) {
+  start_position_ = state.token_count;
+  session_state_ = std::move(state);
+}
+
+std::optional<RequestState> ActiveRequest::TakeSessionState() {
+  std::optional<RequestState> state = std::move(session_state_);
+  session_state_.reset();
+  return state;
 }
 
 void ActiveRequest::Forked(size_t prompt_fed) {
@@ -105,6 +117,7 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
   const bool before_min_new = index < request_.stopping.min_new_tokens;
   sampler_.Accept(token);
   ++generated_;
+  last_token_id_ = token;
   outcome.chunk.choice_index = choice_index_;
   outcome.chunk.ids.push_back(token);
 
@@ -120,8 +133,9 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
   outcome.chunk.text = std::move(update.text);
   if (!finish && update.stop_sequence_matched) finish = FinishReason::kStopSequence;
   // Feeding this token back needs position prompt + generated - 1 < max_positions.
-  const int64_t positions_needed =
-      static_cast<int64_t>(request_.prompt_ids.size()) + static_cast<int64_t>(generated_);
+  const int64_t positions_needed = start_position_ +
+                                   static_cast<int64_t>(request_.prompt_ids.size()) +
+                                   static_cast<int64_t>(generated_);
   if (!finish &&
       (generated_ >= limits_.max_new_tokens || positions_needed > limits_.max_positions)) {
     finish = FinishReason::kLength;

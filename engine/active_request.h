@@ -14,6 +14,7 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/sampler.h"
+#include "engine/state_blob.h"
 #include "engine/tokenizer.h"
 #include "models/token_sampling.h"
 
@@ -69,6 +70,13 @@ class ActiveRequest {
   // parent (the fork point), else prompt_left().
   int64_t prompt_feedable() const;
 
+  // Sessions: a request continuing a session carries the session's state from Submit until
+  // admission restores it into the slot (TakeSessionState); its prompt_ids already start with
+  // the session's pending token. Positions count from the state's token_count.
+  void AttachSessionState(RequestState state);
+  std::optional<RequestState> TakeSessionState();
+  bool continues_session() const { return !request_.session.handle.empty(); }
+
   RequestId id() const { return id_; }
   const GenerationRequest& request() const { return request_; }
   GenerationSink& sink() const { return *sink_; }
@@ -107,6 +115,8 @@ class ActiveRequest {
   // The token the next decode step feeds; nullopt while prefilling.
   std::optional<int32_t> next_input() const { return next_input_; }
   int32_t generated() const { return generated_; }
+  // The last token generated (never fed to the state); -1 before the first.
+  int32_t last_token() const { return last_token_id_; }
 
  private:
   // The ids the next token may not be (empty once min_new_tokens is reached).
@@ -123,8 +133,11 @@ class ActiveRequest {
   GeneratedTextStream text_;
   absl::flat_hash_set<int32_t> stop_token_ids_;
   std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
+  std::optional<RequestState> session_state_;
+  int64_t start_position_ = 0;  // tokens in the state before the prompt (a session's)
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
+  int32_t last_token_id_ = -1;
   std::optional<int32_t> next_input_;
   int slot_ = -1;
   bool finished_ = false;

@@ -74,6 +74,8 @@ struct Finished {
   int32_t generated_tokens = 0;
   uint64_t seed = 0;  // the seed the request's RNG stream used (given or picked)
   GenerationTimings timings;
+  // The session that holds the request's final state (SessionOptions::keep, status OK).
+  std::string session_handle;
 };
 
 // Metric label for a finished request: FinishReasonName for OK, else "cancelled",

@@ -9,6 +9,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "engine/active_request.h"
 #include "engine/ending_status.h"
 #include "engine/prefix_cache.h"
@@ -82,7 +83,9 @@ class Scheduler::Impl final : private RequestFinisher {
         pool_(arena_.get()),
         prefix_cache_(MakePrefixCache(options)),
         runner_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
-        queue_(options.max_queued, options.max_slots) {}
+        queue_(options.max_queued, options.max_slots),
+        sessions_(SessionStoreOptions{.ttl = options.session_ttl,
+                                      .max_bytes = options.session_memory_bytes}) {}
 
   ~Impl() override { Stop(); }
 
@@ -103,17 +106,42 @@ class Scheduler::Impl final : private RequestFinisher {
                                                       absl::FormatDuration(now - request.deadline),
                                                       " before it was submitted"));
     }
+    if (request.session.keep && request.n > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("session.keep needs n = 1 (one final state to keep), got n = ", request.n));
+    }
+    std::optional<RequestState> session_state;
+    const std::string handle = request.session.handle;
+    if (!handle.empty()) {
+      SLOTSERVE_ASSIGN_OR_RETURN(session_state, sessions_.Acquire(handle, now));
+      const int64_t positions =
+          session_state->token_count + 1 + static_cast<int64_t>(request.prompt_ids.size());
+      if (positions >= limits_.max_positions) {
+        sessions_.Release(handle, std::nullopt, now);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "session ", handle, " holds ", session_state->token_count,
+            " tokens; with this prompt's ", request.prompt_ids.size(),
+            " it would not leave room in the model's context of ", limits_.max_positions));
+      }
+      if (session_state->pending_token >= 0) {
+        request.prompt_ids.insert(request.prompt_ids.begin(), session_state->pending_token);
+      }
+    }
     StopLimits stop_limits;
     stop_limits.max_new_tokens = EffectiveMaxNewTokens(request.stopping, limits_);
     stop_limits.eos_id = model_->config().eos_id;
     stop_limits.max_positions = limits_.max_positions;
     // Priming the detokeniser walks the prompt once under the queue's lock; prompts are
     // bounded by max_prompt_tokens, so this stays short.
-    return queue_.Enqueue([&](RequestId id) {
+    absl::StatusOr<RequestId> id = queue_.Enqueue([&](RequestId id) {
       const uint64_t seed = request.sampling.seed.value_or(MixBits(seed_base_ + id));
-      return std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
-                                             stop_limits, tokenizer_, now);
+      auto active = std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
+                                                    stop_limits, tokenizer_, now);
+      if (session_state) active->AttachSessionState(std::move(*session_state));
+      return active;
     });
+    if (!id.ok() && !handle.empty()) sessions_.Release(handle, std::nullopt, now);
+    return id;
   }
 
   bool Cancel(RequestId id) { return queue_.Cancel(id); }
@@ -136,6 +164,7 @@ class Scheduler::Impl final : private RequestFinisher {
   }
 
   SchedulerStats stats() const { return queue_.stats(); }
+  SessionStore& sessions() { return sessions_; }
   const SchedulerOptions& options() const { return options_; }
   const models::LanguageModel& model() const { return *model_; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
@@ -214,7 +243,10 @@ class Scheduler::Impl final : private RequestFinisher {
         continue;
       }
       request->Admit(slots[0], now);
-      RestorePrefix(*request);
+      if (!RestoreStart(*request)) {
+        for (size_t i = 1; i < slots.size(); ++i) pool_.Release(slots[i]).IgnoreError();
+        continue;
+      }
       observer_.OnRequestAdmitted(now - request->submitted());
       if (slots.size() > 1) choices_left_[request->id()] = static_cast<int>(slots.size());
       for (size_t i = 1; i < slots.size(); ++i) {
@@ -251,6 +283,25 @@ class Scheduler::Impl final : private RequestFinisher {
     std::erase_if(running_, [](const auto& request) { return request->finished(); });
   }
 
+  // Puts a session's state into a continuing request's slot (false: the request ended), or
+  // starts a new request's prefill from the longest cached prefix of its prompt, if any.
+  bool RestoreStart(ActiveRequest& request) {
+    if (request.continues_session()) {
+      std::optional<RequestState> state = request.TakeSessionState();
+      absl::Status restored = state ? arena_->Restore(request.slot(), state->payload)
+                                    : absl::InternalError("no session state");
+      if (!restored.ok()) {
+        Finish(
+            request, FinishReason::kCancelled,
+            absl::InternalError(absl::StrCat("restoring session ", request.request().session.handle,
+                                             ": ", restored.message())));
+      }
+      return restored.ok();
+    }
+    RestorePrefix(request);
+    return true;
+  }
+
   // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
   void RestorePrefix(ActiveRequest& request) {
     if (prefix_cache_ == nullptr) return;
@@ -280,6 +331,15 @@ class Scheduler::Impl final : private RequestFinisher {
   // sees its slot free (issue 15, defect 1).
   void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) override {
     if (request.finished()) return;
+    std::string session_handle;
+    if (request.choice_index() == 0) {
+      absl::StatusOr<std::string> kept = EndSession(request, status.ok());
+      if (kept.ok()) {
+        session_handle = *std::move(kept);
+      } else if (status.ok()) {
+        status = kept.status();
+      }
+    }
     if (const int slot = request.MarkFinished(); slot >= 0) {
       pool_.Release(slot).IgnoreError();  // held by construction
     }
@@ -301,6 +361,7 @@ class Scheduler::Impl final : private RequestFinisher {
       }
     }
     Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
+    finished.session_handle = std::move(session_handle);
     SchedulerStats after;
     if (auto left = choices_left_.find(request.id());
         left != choices_left_.end() && --left->second > 0) {
@@ -314,6 +375,29 @@ class Scheduler::Impl final : private RequestFinisher {
     observer_.OnStats(after);
     request.sink().OnFinished(finished);
     queue_.NotifyIfIdle();
+  }
+
+  // The session side of a request's end (its slot still held): keeps the final state when the
+  // request asked and `succeeded` (under its handle, or a new one: returned), and releases a
+  // continued session in every case (with nullopt when nothing is kept: it keeps its state).
+  absl::StatusOr<std::string> EndSession(const ActiveRequest& request, bool succeeded) {
+    const SessionOptions& session = request.request().session;
+    if (!session.keep && session.handle.empty()) return std::string();
+    const absl::Time now = absl::Now();
+    std::optional<RequestState> kept;
+    if (session.keep && succeeded && request.slot() >= 0 && request.last_token() >= 0) {
+      RequestState state;
+      state.token_count = arena_->position(request.slot());
+      state.pending_token = request.last_token();
+      if (arena_->Save(request.slot(), &state.payload).ok()) kept = std::move(state);
+    }
+    if (!session.handle.empty()) {
+      const bool keeps = kept.has_value();
+      sessions_.Release(session.handle, std::move(kept), now);
+      return keeps ? session.handle : std::string();
+    }
+    if (!kept) return std::string();
+    return sessions_.Create(*std::move(kept), now);
   }
 
   void FinishEverythingOnStop() {
@@ -343,8 +427,9 @@ class Scheduler::Impl final : private RequestFinisher {
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
   absl::flat_hash_map<RequestId, int> choices_left_;     // forks: choices not yet finished
 
-  // Shared with the gRPC threads (it has its own lock).
+  // Shared with the gRPC threads (each has its own lock).
   RequestQueue queue_;
+  SessionStore sessions_;
 
   // Start and Stop.
   std::mutex lifecycle_mu_;
@@ -390,6 +475,7 @@ bool Scheduler::draining() const { return impl_->draining(); }
 bool Scheduler::WaitIdle(absl::Time deadline) { return impl_->WaitIdle(deadline); }
 void Scheduler::Stop() { impl_->Stop(); }
 SchedulerStats Scheduler::stats() const { return impl_->stats(); }
+SessionStore& Scheduler::sessions() { return impl_->sessions(); }
 const SchedulerOptions& Scheduler::options() const { return impl_->options(); }
 const models::ModelConfig& Scheduler::model_config() const { return impl_->model().config(); }
 int64_t Scheduler::state_bytes_per_request() const {
