@@ -11,6 +11,7 @@ ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
                              const StopLimits& limits, const Tokenizer* tokenizer,
                              absl::Time submitted)
     : id_(id),
+      tokenizer_(tokenizer),
       request_(std::move(request)),
       sink_(std::move(sink)),
       limits_(limits),
@@ -23,6 +24,45 @@ ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
   if (limits_.eos_id >= 0 && !request_.stopping.ignore_eos) {
     masked_before_min_new_.push_back(limits_.eos_id);
   }
+  if (request_.n > 1) fork_stage_ = ForkStage::kParent;
+}
+
+std::unique_ptr<ActiveRequest> ActiveRequest::MakeChoice(int index) const {
+  auto choice = std::make_unique<ActiveRequest>(id_, request_, sink_, sampler_.seed() + index,
+                                                limits_, tokenizer_, submitted_);
+  choice->choice_index_ = index;
+  choice->fork_stage_ = ForkStage::kChild;
+  choice->start_position_ = start_position_;
+  return choice;
+}
+
+void ActiveRequest::AttachSessionState(RequestState state) {
+  start_position_ = state.token_count;
+  session_state_ = std::move(state);
+}
+
+std::optional<RequestState> ActiveRequest::TakeSessionState() {
+  std::optional<RequestState> state = std::move(session_state_);
+  session_state_.reset();
+  return state;
+}
+
+void ActiveRequest::Forked(size_t prompt_fed) {
+  fork_stage_ = ForkStage::kNone;
+  prompt_fed_ = prompt_fed;
+}
+
+int64_t ActiveRequest::prompt_feedable() const {
+  const auto left = static_cast<int64_t>(prompt_left().size());
+  switch (fork_stage_) {
+    case ForkStage::kChild:
+      return 0;
+    case ForkStage::kParent:
+      return left - 1;
+    case ForkStage::kNone:
+      break;
+  }
+  return left;
 }
 
 void ActiveRequest::Admit(int slot, absl::Time now) {
@@ -77,6 +117,8 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
   const bool before_min_new = index < request_.stopping.min_new_tokens;
   sampler_.Accept(token);
   ++generated_;
+  last_token_id_ = token;
+  outcome.chunk.choice_index = choice_index_;
   outcome.chunk.ids.push_back(token);
 
   std::optional<FinishReason>& finish = outcome.finish;
@@ -91,8 +133,9 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
   outcome.chunk.text = std::move(update.text);
   if (!finish && update.stop_sequence_matched) finish = FinishReason::kStopSequence;
   // Feeding this token back needs position prompt + generated - 1 < max_positions.
-  const int64_t positions_needed =
-      static_cast<int64_t>(request_.prompt_ids.size()) + static_cast<int64_t>(generated_);
+  const int64_t positions_needed = start_position_ +
+                                   static_cast<int64_t>(request_.prompt_ids.size()) +
+                                   static_cast<int64_t>(generated_);
   if (!finish &&
       (generated_ >= limits_.max_new_tokens || positions_needed > limits_.max_positions)) {
     finish = FinishReason::kLength;
@@ -109,6 +152,7 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
 Finished ActiveRequest::MakeFinished(FinishReason reason, absl::Status status,
                                      absl::Time now) const {
   Finished finished;
+  finished.choice_index = choice_index_;
   finished.reason = status.ok() ? reason : FinishReason::kCancelled;
   finished.status = std::move(status);
   finished.prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());

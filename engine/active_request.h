@@ -14,6 +14,7 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/sampler.h"
+#include "engine/state_blob.h"
 #include "engine/tokenizer.h"
 #include "models/token_sampling.h"
 
@@ -49,6 +50,32 @@ class ActiveRequest {
   std::string FinishText() { return text_.Finish(); }
 
   Finished MakeFinished(FinishReason reason, absl::Status status, absl::Time now) const;
+
+  // Fork (GenerationRequest::n > 1). The request admitted from the queue is choice 0, the
+  // parent: it prefills all but the last prompt token, then the scheduler copies its state
+  // into its children (choices 1..n-1, made by MakeChoice and admitted with it), and every
+  // choice feeds the last prompt token itself, selecting its first token with its own seed.
+  enum class ForkStage {
+    kNone,    // not forking (n == 1), or forked
+    kParent,  // choice 0, until its state is copied into the children
+    kChild,   // a choice waiting for the parent's state
+  };
+  ForkStage fork_stage() const { return fork_stage_; }
+  int choice_index() const { return choice_index_; }
+  // Choice `index` of this request: the same id, request, sink and text options, seed + index.
+  std::unique_ptr<ActiveRequest> MakeChoice(int index) const;
+  // The fork happened: the slot holds the prompt's first `prompt_fed` tokens.
+  void Forked(size_t prompt_fed);
+  // Prompt tokens the step may feed now: none for a waiting child, all but the last for a
+  // parent (the fork point), else prompt_left().
+  int64_t prompt_feedable() const;
+
+  // Sessions: a request continuing a session carries the session's state from Submit until
+  // admission restores it into the slot (TakeSessionState); its prompt_ids already start with
+  // the session's pending token. Positions count from the state's token_count.
+  void AttachSessionState(RequestState state);
+  std::optional<RequestState> TakeSessionState();
+  bool continues_session() const { return !request_.session.handle.empty(); }
 
   RequestId id() const { return id_; }
   const GenerationRequest& request() const { return request_; }
@@ -88,12 +115,17 @@ class ActiveRequest {
   // The token the next decode step feeds; nullopt while prefilling.
   std::optional<int32_t> next_input() const { return next_input_; }
   int32_t generated() const { return generated_; }
+  // The last token generated (never fed to the state); -1 before the first.
+  int32_t last_token() const { return last_token_id_; }
 
  private:
   // The ids the next token may not be (empty once min_new_tokens is reached).
   std::span<const int32_t> MaskedNow() const;
 
   RequestId id_;
+  int choice_index_ = 0;
+  ForkStage fork_stage_ = ForkStage::kNone;
+  const Tokenizer* tokenizer_;
   GenerationRequest request_;
   std::shared_ptr<GenerationSink> sink_;
   StopLimits limits_;
@@ -101,8 +133,11 @@ class ActiveRequest {
   GeneratedTextStream text_;
   absl::flat_hash_set<int32_t> stop_token_ids_;
   std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
+  std::optional<RequestState> session_state_;
+  int64_t start_position_ = 0;  // tokens in the state before the prompt (a session's)
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
+  int32_t last_token_id_ = -1;
   std::optional<int32_t> next_input_;
   int slot_ = -1;
   bool finished_ = false;

@@ -44,6 +44,7 @@ struct GeneratedTokenLogprobs {
 // - `logprobs` has one entry per id when LogprobOptions::enabled, else is empty.
 // Without a tokenizer `text` is always empty.
 struct TokenChunk {
+  int32_t choice_index = 0;  // which choice (GenerationRequest::n) the tokens belong to
   std::vector<int32_t> ids;
   std::string text;
   std::vector<GeneratedTokenLogprobs> logprobs;
@@ -57,6 +58,10 @@ struct GenerationTimings {
 };
 
 struct Finished {
+  int32_t choice_index = 0;  // which choice ended
+  // True on the request's last Finished: every choice has ended (always true when n == 1, and
+  // for a request that ends before it was admitted, which then ends with one Finished).
+  bool request_done = true;
   // Meaningful when status is OK. When status is not OK the reason is kCancelled.
   FinishReason reason = FinishReason::kLength;
   // OK for a normal end (length, eos, stop token, stop sequence). Otherwise:
@@ -69,6 +74,8 @@ struct Finished {
   int32_t generated_tokens = 0;
   uint64_t seed = 0;  // the seed the request's RNG stream used (given or picked)
   GenerationTimings timings;
+  // The session that holds the request's final state (SessionOptions::keep, status OK).
+  std::string session_handle;
 };
 
 // Metric label for a finished request: FinishReasonName for OK, else "cancelled",
@@ -76,9 +83,9 @@ struct Finished {
 std::string_view OutcomeLabel(const Finished& finished);
 
 // Receives one request's events. Called on the engine thread, never concurrently for one
-// sink: any number of OnTokens, then exactly one OnFinished, then nothing (for every
-// request Submit accepted). Implementations must return quickly and never block (push to a
-// queue and notify), since the whole batch waits for them.
+// sink: any number of OnTokens, then one OnFinished per choice (the last with request_done),
+// then nothing (for every request Submit accepted). Implementations must return quickly and never
+// block (push to a queue and notify), since the whole batch waits for them.
 class GenerationSink {
  public:
   virtual ~GenerationSink() = default;

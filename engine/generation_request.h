@@ -54,6 +54,18 @@ struct LogprobOptions {
   int64_t top_n = 0;
 };
 
+// Sessions (DESIGN §9, session_store.h).
+struct SessionOptions {
+  // Keep the request's final state (with its last generated token, not yet fed, as the
+  // pending token) under a new handle, or under `handle` when continuing one; the handle is
+  // reported in Finished::session_handle. Not with n > 1.
+  bool keep = false;
+  // Continue this session: the request starts from its stored state and feeds the pending
+  // token, then prompt_ids. Empty: a new context. NOT_FOUND (unknown or expired) and
+  // FAILED_PRECONDITION (another request holds it) come from Submit.
+  std::string handle;
+};
+
 struct GenerationRequest {
   // The client's label for logs and metrics; may be empty. Not the engine's RequestId.
   std::string request_id;
@@ -63,6 +75,11 @@ struct GenerationRequest {
   SamplingOptions sampling;
   StoppingOptions stopping;
   LogprobOptions logprobs;
+  // Choices (DESIGN §9 fork): the prompt is prefilled once and its state copied into n slots;
+  // choice i draws from seed + i and its events carry choice_index i. Admission waits for n
+  // free slots. Must be in [1, min(SchedulerOptions::max_n, max_slots)].
+  int64_t n = 1;
+  SessionOptions session;
   // The request ends with DEADLINE_EXCEEDED when still running at this time (checked once
   // per engine step). A deadline already past refuses the request at Submit.
   absl::Time deadline = absl::InfiniteFuture();

@@ -6,6 +6,11 @@
 #include "engine/ending_status.h"
 
 namespace slotserve::engine {
+namespace {
+
+int SlotsOf(const ActiveRequest& request) { return static_cast<int>(request.request().n); }
+
+}  // namespace
 
 RequestQueue::RequestQueue(int max_queued, int slots_total)
     : max_queued_(max_queued), slots_total_(slots_total) {}
@@ -21,7 +26,10 @@ absl::StatusOr<RequestId> RequestQueue::Enqueue(
   }
   const RequestId id = next_id_++;
   queue_.push_back(make(id));
-  live_.insert(id);
+  const int slots = SlotsOf(*queue_.back());
+  live_.emplace(id, slots);
+  live_slots_ += slots;
+  queued_slots_ += slots;
   work_cv_.notify_one();
   return id;
 }
@@ -76,7 +84,7 @@ SchedulerStats RequestQueue::StatsLocked() const {
   SchedulerStats stats;
   stats.queued = static_cast<int>(queue_.size());
   stats.running = static_cast<int>(live_.size()) - stats.queued;
-  stats.slots_used = stats.running;
+  stats.slots_used = live_slots_ - queued_slots_;
   stats.slots_total = slots_total_;
   return stats;
 }
@@ -100,10 +108,11 @@ std::optional<RequestQueue::Intake> RequestQueue::WaitForWork(bool running, int 
       ++it;
       continue;
     }
+    queued_slots_ -= SlotsOf(*intake.dropped.back().first);
     it = queue_.erase(it);
   }
   const size_t head = std::min(queue_.size(), static_cast<size_t>(std::max(free_slots, 0)));
-  intake.head.assign(head, QueuedRequestView{});
+  for (size_t i = 0; i < head; ++i) intake.head.push_back({.slots_needed = SlotsOf(*queue_[i])});
   return intake;
 }
 
@@ -111,6 +120,7 @@ std::vector<std::unique_ptr<ActiveRequest>> RequestQueue::PopFront(int count) {
   std::vector<std::unique_ptr<ActiveRequest>> front;
   std::lock_guard lock(mu_);
   while (!queue_.empty() && static_cast<int>(front.size()) < count) {
+    queued_slots_ -= SlotsOf(*queue_.front());
     front.push_back(std::move(queue_.front()));
     queue_.pop_front();
   }
@@ -121,12 +131,16 @@ std::deque<std::unique_ptr<ActiveRequest>> RequestQueue::TakeAll() {
   std::deque<std::unique_ptr<ActiveRequest>> queued;
   std::lock_guard lock(mu_);
   queued.swap(queue_);
+  queued_slots_ = 0;
   return queued;
 }
 
 SchedulerStats RequestQueue::Retire(RequestId id) {
   std::lock_guard lock(mu_);
-  live_.erase(id);
+  if (auto it = live_.find(id); it != live_.end()) {
+    live_slots_ -= it->second;
+    live_.erase(it);
+  }
   return StatsLocked();
 }
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -84,7 +85,10 @@ class RequestQueue {
   std::condition_variable idle_cv_;
   std::deque<std::unique_ptr<ActiveRequest>> queue_;
   std::vector<RequestId> cancels_;
-  absl::flat_hash_set<RequestId> live_;  // accepted and not yet finished
+  // Accepted and not yet finished, with the slots each holds once admitted (its n).
+  absl::flat_hash_map<RequestId, int> live_;
+  int live_slots_ = 0;    // the sum of live_'s slots
+  int queued_slots_ = 0;  // the part of it that queue_ holds
   RequestId next_id_ = 1;
   bool draining_ = false;
   bool shut_down_ = false;

@@ -85,6 +85,9 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
     return s;
   }
   SLOTSERVE_RETURN_IF_ERROR(CheckStopping(request.stopping, limits));
+  if (request.n < 1 || request.n > limits.max_n) {
+    return Invalid(absl::StrCat("n must be in [1, ", limits.max_n, "], got ", request.n));
+  }
   if (request.logprobs.top_n < 0 || request.logprobs.top_n > limits.max_top_logprobs) {
     return Invalid(absl::StrCat("logprobs.top_n must be in [0, ", limits.max_top_logprobs,
                                 "], got ", request.logprobs.top_n));

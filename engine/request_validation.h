@@ -22,6 +22,7 @@ struct RequestLimits {
   int max_stop_sequences = 0;
   int max_stop_sequence_bytes = 0;
   int max_top_logprobs = 0;
+  int max_n = 1;  // SchedulerOptions::max_n, capped by the slots in the pool
   bool has_tokenizer = false;
 };
 

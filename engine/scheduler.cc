@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "engine/active_request.h"
@@ -43,7 +44,7 @@ absl::Status SchedulerOptions::Validate() const {
         std::pair{"default_max_new_tokens", default_max_new_tokens},
         std::pair{"max_new_tokens_limit", max_new_tokens_limit},
         std::pair{"max_prompt_tokens", max_prompt_tokens},
-        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}}) {
+        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}, std::pair{"max_n", max_n}}) {
     SLOTSERVE_RETURN_IF_ERROR(Positive(field, value));
   }
   if (default_max_new_tokens > max_new_tokens_limit) {
@@ -82,7 +83,9 @@ class Scheduler::Impl final : private RequestFinisher {
         pool_(arena_.get()),
         prefix_cache_(MakePrefixCache(options)),
         runner_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
-        queue_(options.max_queued, options.max_slots) {}
+        queue_(options.max_queued, options.max_slots),
+        sessions_(SessionStoreOptions{.ttl = options.session_ttl,
+                                      .max_bytes = options.session_memory_bytes}) {}
 
   ~Impl() override { Stop(); }
 
@@ -103,17 +106,42 @@ class Scheduler::Impl final : private RequestFinisher {
                                                       absl::FormatDuration(now - request.deadline),
                                                       " before it was submitted"));
     }
+    if (request.session.keep && request.n > 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("session.keep needs n = 1 (one final state to keep), got n = ", request.n));
+    }
+    std::optional<RequestState> session_state;
+    const std::string handle = request.session.handle;
+    if (!handle.empty()) {
+      SLOTSERVE_ASSIGN_OR_RETURN(session_state, sessions_.Acquire(handle, now));
+      const int64_t positions =
+          session_state->token_count + 1 + static_cast<int64_t>(request.prompt_ids.size());
+      if (positions >= limits_.max_positions) {
+        sessions_.Release(handle, std::nullopt, now);
+        return absl::InvalidArgumentError(absl::StrCat(
+            "session ", handle, " holds ", session_state->token_count,
+            " tokens; with this prompt's ", request.prompt_ids.size(),
+            " it would not leave room in the model's context of ", limits_.max_positions));
+      }
+      if (session_state->pending_token >= 0) {
+        request.prompt_ids.insert(request.prompt_ids.begin(), session_state->pending_token);
+      }
+    }
     StopLimits stop_limits;
     stop_limits.max_new_tokens = EffectiveMaxNewTokens(request.stopping, limits_);
     stop_limits.eos_id = model_->config().eos_id;
     stop_limits.max_positions = limits_.max_positions;
     // Priming the detokeniser walks the prompt once under the queue's lock; prompts are
     // bounded by max_prompt_tokens, so this stays short.
-    return queue_.Enqueue([&](RequestId id) {
+    absl::StatusOr<RequestId> id = queue_.Enqueue([&](RequestId id) {
       const uint64_t seed = request.sampling.seed.value_or(MixBits(seed_base_ + id));
-      return std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
-                                             stop_limits, tokenizer_, now);
+      auto active = std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
+                                                    stop_limits, tokenizer_, now);
+      if (session_state) active->AttachSessionState(std::move(*session_state));
+      return active;
     });
+    if (!id.ok() && !handle.empty()) sessions_.Release(handle, std::nullopt, now);
+    return id;
   }
 
   bool Cancel(RequestId id) { return queue_.Cancel(id); }
@@ -136,6 +164,7 @@ class Scheduler::Impl final : private RequestFinisher {
   }
 
   SchedulerStats stats() const { return queue_.stats(); }
+  SessionStore& sessions() { return sessions_; }
   const SchedulerOptions& options() const { return options_; }
   const models::LanguageModel& model() const { return *model_; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
@@ -153,6 +182,7 @@ class Scheduler::Impl final : private RequestFinisher {
     limits.max_stop_sequences = options.max_stop_sequences;
     limits.max_stop_sequence_bytes = options.max_stop_sequence_bytes;
     limits.max_top_logprobs = options.max_top_logprobs;
+    limits.max_n = std::min(options.max_n, options.max_slots);
     limits.has_tokenizer = tokenizer != nullptr;
     return limits;
   }
@@ -186,6 +216,7 @@ class Scheduler::Impl final : private RequestFinisher {
       }
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       Admit(queue_.PopFront(PlanAdmission(pool_.free_count(), intake->head)), now);
+      ForkReadyParents();
       runner_.Run(PlanStep(RunningViews(), step_limits_), running_);
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       observer_.OnStats(stats());
@@ -193,20 +224,82 @@ class Scheduler::Impl final : private RequestFinisher {
     FinishEverythingOnStop();
   }
 
+  // Gives each admitted request its slots (PlanAdmission counted them: n for a fork, whose
+  // choices 1..n-1 join here and wait for the parent's state, ForkReadyParents).
   void Admit(std::vector<std::unique_ptr<ActiveRequest>> admitted, absl::Time now) {
     for (auto& request : admitted) {
-      absl::StatusOr<int> slot = pool_.Acquire();
-      if (!slot.ok()) {
-        Finish(*request, FinishReason::kCancelled,
-               absl::InternalError(
-                   absl::StrCat("could not set up a state slot: ", slot.status().message())));
+      std::vector<int> slots;
+      absl::Status status;
+      while (status.ok() && static_cast<int64_t>(slots.size()) < request->request().n) {
+        absl::StatusOr<int> slot = pool_.Acquire();
+        status = slot.status();
+        if (slot.ok()) slots.push_back(*slot);
+      }
+      if (!status.ok()) {
+        for (int slot : slots) pool_.Release(slot).IgnoreError();
+        Finish(
+            *request, FinishReason::kCancelled,
+            absl::InternalError(absl::StrCat("could not set up a state slot: ", status.message())));
         continue;
       }
-      request->Admit(*slot, now);
-      RestorePrefix(*request);
+      request->Admit(slots[0], now);
+      if (!RestoreStart(*request)) {
+        for (size_t i = 1; i < slots.size(); ++i) pool_.Release(slots[i]).IgnoreError();
+        continue;
+      }
       observer_.OnRequestAdmitted(now - request->submitted());
+      if (slots.size() > 1) choices_left_[request->id()] = static_cast<int>(slots.size());
+      for (size_t i = 1; i < slots.size(); ++i) {
+        std::unique_ptr<ActiveRequest> choice = request->MakeChoice(static_cast<int>(i));
+        choice->Admit(slots[i], now);
+        running_.push_back(std::move(choice));
+      }
       running_.push_back(std::move(request));
     }
+  }
+
+  // A fork's parent with only its last prompt token left: copies its state into its waiting
+  // choices; from now on every choice feeds that token itself (its own first token, seed).
+  void ForkReadyParents() {
+    for (const auto& parent : running_) {
+      if (parent->fork_stage() != ActiveRequest::ForkStage::kParent ||
+          parent->prompt_feedable() > 0 || parent->finished()) {
+        continue;
+      }
+      for (const auto& child : running_) {
+        if (child->id() != parent->id() ||
+            child->fork_stage() != ActiveRequest::ForkStage::kChild) {
+          continue;
+        }
+        if (absl::Status copied = arena_->Copy(parent->slot(), child->slot()); !copied.ok()) {
+          Finish(*child, FinishReason::kCancelled,
+                 absl::InternalError(absl::StrCat("fork: ", copied.message())));
+          continue;
+        }
+        child->Forked(parent->prompt_fed());
+      }
+      parent->Forked(parent->prompt_fed());
+    }
+    std::erase_if(running_, [](const auto& request) { return request->finished(); });
+  }
+
+  // Puts a session's state into a continuing request's slot (false: the request ended), or
+  // starts a new request's prefill from the longest cached prefix of its prompt, if any.
+  bool RestoreStart(ActiveRequest& request) {
+    if (request.continues_session()) {
+      std::optional<RequestState> state = request.TakeSessionState();
+      absl::Status restored = state ? arena_->Restore(request.slot(), state->payload)
+                                    : absl::InternalError("no session state");
+      if (!restored.ok()) {
+        Finish(
+            request, FinishReason::kCancelled,
+            absl::InternalError(absl::StrCat("restoring session ", request.request().session.handle,
+                                             ": ", restored.message())));
+      }
+      return restored.ok();
+    }
+    RestorePrefix(request);
+    return true;
   }
 
   // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
@@ -226,7 +319,7 @@ class Scheduler::Impl final : private RequestFinisher {
     views.reserve(running_.size());
     for (const auto& request : running_) {
       views.push_back({.decoding = request->next_input().has_value(),
-                       .prompt_left = static_cast<int64_t>(request->prompt_left().size()),
+                       .prompt_left = request->prompt_feedable(),
                        .prompt_fed = static_cast<int64_t>(request->prompt_fed())});
     }
     return views;
@@ -238,21 +331,73 @@ class Scheduler::Impl final : private RequestFinisher {
   // sees its slot free (issue 15, defect 1).
   void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) override {
     if (request.finished()) return;
+    std::string session_handle;
+    if (request.choice_index() == 0) {
+      absl::StatusOr<std::string> kept = EndSession(request, status.ok());
+      if (kept.ok()) {
+        session_handle = *std::move(kept);
+      } else if (status.ok()) {
+        status = kept.status();
+      }
+    }
     if (const int slot = request.MarkFinished(); slot >= 0) {
       pool_.Release(slot).IgnoreError();  // held by construction
     }
     if (!status.ok()) {
       // Text held back for a possible stop sequence is not lost on a cut-off request.
       TokenChunk tail;
+      tail.choice_index = request.choice_index();
       tail.text = request.FinishText();
       if (!tail.text.empty()) request.sink().OnTokens(tail);
     }
-    const Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
-    const SchedulerStats after = queue_.Retire(request.id());
+    if (request.fork_stage() == ActiveRequest::ForkStage::kParent) {
+      // Its waiting choices never get a state: they end with it (before it, so that the
+      // parent's Finished is the request's last).
+      for (const auto& child : running_) {
+        if (child->id() == request.id() &&
+            child->fork_stage() == ActiveRequest::ForkStage::kChild) {
+          Finish(*child, reason, status);
+        }
+      }
+    }
+    Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
+    finished.session_handle = std::move(session_handle);
+    SchedulerStats after;
+    if (auto left = choices_left_.find(request.id());
+        left != choices_left_.end() && --left->second > 0) {
+      finished.request_done = false;  // other choices still run: the request stays live
+      after = queue_.stats();
+    } else {
+      if (left != choices_left_.end()) choices_left_.erase(left);
+      after = queue_.Retire(request.id());
+    }
     observer_.OnRequestFinished(finished);
     observer_.OnStats(after);
     request.sink().OnFinished(finished);
     queue_.NotifyIfIdle();
+  }
+
+  // The session side of a request's end (its slot still held): keeps the final state when the
+  // request asked and `succeeded` (under its handle, or a new one: returned), and releases a
+  // continued session in every case (with nullopt when nothing is kept: it keeps its state).
+  absl::StatusOr<std::string> EndSession(const ActiveRequest& request, bool succeeded) {
+    const SessionOptions& session = request.request().session;
+    if (!session.keep && session.handle.empty()) return std::string();
+    const absl::Time now = absl::Now();
+    std::optional<RequestState> kept;
+    if (session.keep && succeeded && request.slot() >= 0 && request.last_token() >= 0) {
+      RequestState state;
+      state.token_count = arena_->position(request.slot());
+      state.pending_token = request.last_token();
+      if (arena_->Save(request.slot(), &state.payload).ok()) kept = std::move(state);
+    }
+    if (!session.handle.empty()) {
+      const bool keeps = kept.has_value();
+      sessions_.Release(session.handle, std::move(kept), now);
+      return keeps ? session.handle : std::string();
+    }
+    if (!kept) return std::string();
+    return sessions_.Create(*std::move(kept), now);
   }
 
   void FinishEverythingOnStop() {
@@ -280,9 +425,11 @@ class Scheduler::Impl final : private RequestFinisher {
   std::unique_ptr<PrefixCache> prefix_cache_;  // null: prefix states off
   StepRunner runner_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
+  absl::flat_hash_map<RequestId, int> choices_left_;     // forks: choices not yet finished
 
-  // Shared with the gRPC threads (it has its own lock).
+  // Shared with the gRPC threads (each has its own lock).
   RequestQueue queue_;
+  SessionStore sessions_;
 
   // Start and Stop.
   std::mutex lifecycle_mu_;
@@ -328,6 +475,7 @@ bool Scheduler::draining() const { return impl_->draining(); }
 bool Scheduler::WaitIdle(absl::Time deadline) { return impl_->WaitIdle(deadline); }
 void Scheduler::Stop() { impl_->Stop(); }
 SchedulerStats Scheduler::stats() const { return impl_->stats(); }
+SessionStore& Scheduler::sessions() { return impl_->sessions(); }
 const SchedulerOptions& Scheduler::options() const { return impl_->options(); }
 const models::ModelConfig& Scheduler::model_config() const { return impl_->model().config(); }
 int64_t Scheduler::state_bytes_per_request() const {

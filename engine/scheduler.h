@@ -26,6 +26,7 @@
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
+#include "engine/session_store.h"
 #include "engine/tokenizer.h"
 #include "models/language_model.h"
 #include "models/model_config.h"
@@ -43,6 +44,12 @@ struct SchedulerOptions {
   int max_stop_sequences = 16;
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
+  int max_n = 16;
+  // Sessions (DESIGN §9, session_store.h): kept states live this long since last used, and
+  // take at most this many bytes (least recently used first out).
+  absl::Duration session_ttl = absl::Minutes(30);
+  int64_t session_memory_bytes =
+      int64_t{1} << 30;  // most choices (GenerationRequest::n) one request may ask for
   // Prefix states (DESIGN §9, prefix_cache.h): prompts are checkpointed every prefix_block
   // tokens into a host-memory LRU of at most prefix_cache_bytes, and a prompt starting with
   // cached blocks is restored from the longest one. Prefill chunks then never cross a block
@@ -82,6 +89,8 @@ class Scheduler {
   //   FAILED_PRECONDITION stop sequences without a tokenizer
   //   DEADLINE_EXCEEDED   the deadline has already passed
   //   RESOURCE_EXHAUSTED  max_queued requests are already waiting
+  //   NOT_FOUND           session.handle is unknown or expired
+  //   FAILED_PRECONDITION session.handle is held by another request
   //   UNAVAILABLE         draining or stopped
   // On success the sink gets the request's events (generation_events.h) on the engine thread.
   absl::StatusOr<RequestId> Submit(GenerationRequest request, std::shared_ptr<GenerationSink> sink);
@@ -100,6 +109,8 @@ class Scheduler {
   void Stop();
 
   SchedulerStats stats() const;
+  // The kept sessions (thread-safe): export / import go through it.
+  SessionStore& sessions();
   const SchedulerOptions& options() const;
   // The model's description; immutable, safe from any thread.
   const models::ModelConfig& model_config() const;

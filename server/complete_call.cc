@@ -1,5 +1,7 @@
 #include "server/complete_call.h"
 
+#include "absl/strings/str_cat.h"
+
 #include <utility>
 
 #include "server/response_building.h"
@@ -15,7 +17,10 @@ grpc::ServerUnaryReactor* CompleteCall::Start(GenerationGateway& gateway,
   call->self_ = call;
   gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
-      gateway.Submit(request, context->deadline(), call, &call->request_id_);
+      request.n() > 1
+          ? absl::InvalidArgumentError(absl::StrCat(
+                "n must be 1 for Complete (one text); use Generate for n > 1, got ", request.n()))
+          : gateway.Submit(request, context->deadline(), call, &call->request_id_);
   if (!id.ok()) {
     call->Finish(ToGrpcStatus(id.status()));
     return call.get();

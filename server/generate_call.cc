@@ -38,8 +38,7 @@ void GenerateCall::OnTokens(const engine::TokenChunk& chunk) {
   {
     absl::MutexLock lock(&mu_);
     if (client_gone_) return;
-    AppendChunk(chunk, pending_tokens_.mutable_tokens());
-    has_pending_tokens_ = true;
+    AppendChunk(chunk, pending_tokens_[chunk.choice_index].mutable_tokens());
     action = NextActionLocked();
   }
   Perform(action);
@@ -49,10 +48,9 @@ void GenerateCall::OnFinished(const engine::Finished& finished) {
   Action action;
   {
     absl::MutexLock lock(&mu_);
-    finished_message_.emplace();
-    FillFinished(finished, request_id_, finished_message_->mutable_finished());
-    final_status_ = ToGrpcStatus(finished.status);
-    engine_done_ = true;
+    FillFinished(finished, request_id_, finished_messages_.emplace_back().mutable_finished());
+    if (final_status_.ok()) final_status_ = ToGrpcStatus(finished.status);
+    engine_done_ = finished.request_done;
     action = NextActionLocked();
   }
   Perform(action);
@@ -105,20 +103,19 @@ void GenerateCall::CancelInEngine() {
 
 GenerateCall::Action GenerateCall::NextActionLocked() {
   if (writing_ || finish_called_) return Action::kNone;
-  if (!client_gone_ && has_pending_tokens_) {
-    in_flight_ = std::move(pending_tokens_);
-    pending_tokens_.Clear();
-    has_pending_tokens_ = false;
+  if (!client_gone_ && !pending_tokens_.empty()) {
+    in_flight_ = std::move(pending_tokens_.begin()->second);
+    pending_tokens_.erase(pending_tokens_.begin());
+    writing_ = true;
+    return Action::kWrite;
+  }
+  if (!client_gone_ && !finished_messages_.empty()) {
+    in_flight_ = std::move(finished_messages_.front());
+    finished_messages_.pop_front();
     writing_ = true;
     return Action::kWrite;
   }
   if (!engine_done_) return Action::kNone;
-  if (!client_gone_ && finished_message_.has_value() && !finished_written_) {
-    in_flight_ = *finished_message_;
-    finished_written_ = true;
-    writing_ = true;
-    return Action::kWrite;
-  }
   finish_called_ = true;
   return Action::kFinish;
 }

@@ -1,12 +1,15 @@
 // One Generate call (server streaming, gRPC callback API). The engine thread pushes token
 // chunks into the call's queue; the reactor writes them one message at a time. Chunks that
-// arrive while a write is in flight are merged into the next message, so a slow client costs
-// one pending message, never a growing queue, and the engine never waits for the network.
+// arrive while a write is in flight are merged into the next message of their choice, so a slow
+// client costs one pending message per choice, never a growing queue, and the engine never
+// waits for the network.
 // Cancellation or disconnect cancels the engine request, which returns its slot at the next
 // step; the call finishes only after the engine's Finished, so the engine never outlives the
 // reactor's interest in it.
 #pragma once
 
+#include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -61,11 +64,13 @@ class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
   bool engine_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_written_ ABSL_GUARDED_BY(mu_) = false;
-  bool has_pending_tokens_ ABSL_GUARDED_BY(mu_) = false;
-  v1::GenerateResponse pending_tokens_ ABSL_GUARDED_BY(mu_);
-  std::optional<v1::GenerateResponse> finished_message_ ABSL_GUARDED_BY(mu_);
-  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
+  // Tokens not written yet, one message per choice (n > 1: GenerateRequest.n), so a slow
+  // client costs at most n pending messages.
+  std::map<int32_t, v1::GenerateResponse> pending_tokens_ ABSL_GUARDED_BY(mu_);
+  // Each choice's finished message, written once no tokens are pending (a choice's tokens
+  // all arrive before its Finished, so they go out before it).
+  std::deque<v1::GenerateResponse> finished_messages_ ABSL_GUARDED_BY(mu_);
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);  // the first choice's error, else OK
   // Owned by the write in flight; only touched when no write is in flight.
   v1::GenerateResponse in_flight_;
 };

@@ -34,6 +34,7 @@ void AppendLogprobs(const engine::TokenChunk& chunk,
 }
 
 void AppendChunk(const engine::TokenChunk& chunk, v1::Tokens* tokens) {
+  tokens->set_choice_index(static_cast<uint32_t>(chunk.choice_index));
   tokens->mutable_ids()->Add(chunk.ids.begin(), chunk.ids.end());
   tokens->mutable_text()->append(chunk.text);
   AppendLogprobs(chunk, tokens->mutable_logprobs());
@@ -46,6 +47,7 @@ void FillFinished(const engine::Finished& finished, const std::string& request_i
   proto->set_generated_tokens(static_cast<uint32_t>(finished.generated_tokens));
   proto->set_seed(finished.seed);
   proto->set_request_id(request_id);
+  proto->set_choice_index(static_cast<uint32_t>(finished.choice_index));
   v1::Timings* timings = proto->mutable_timings();
   timings->set_queue_seconds(absl::ToDoubleSeconds(finished.timings.queue));
   timings->set_prefill_seconds(absl::ToDoubleSeconds(finished.timings.prefill));

@@ -63,6 +63,8 @@ ABSL_FLAG(int, prefix_block, 64,
           "boundary); 0 = off");
 ABSL_FLAG(std::string, prefix_cache_memory, "256MiB",
           "Host memory for prefix states, e.g. 256MiB or 2GiB (LRU); 0 = off");
+ABSL_FLAG(int, max_n, 16,
+          "Most choices (GenerateRequest.n) one request may ask for; each holds a state slot");
 ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
@@ -215,6 +217,7 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.max_new_tokens_limit = absl::GetFlag(FLAGS_max_new_tokens_limit);
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
+  scheduler.max_n = absl::GetFlag(FLAGS_max_n);
   scheduler.prefix_block = absl::GetFlag(FLAGS_prefix_block);
   if (scheduler.prefix_block < 0) {
     return absl::InvalidArgumentError(

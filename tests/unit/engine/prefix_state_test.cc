@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "engine/scheduler.h"
-#include "models/language_model.h"
+#include "tests/unit/engine/golden_scheduler.h"
 #include "tests/unit/engine/recording_sink.h"
 
 namespace slotserve::engine {
@@ -33,20 +33,11 @@ class PrefixStatsObserver : public EngineObserver {
 
 std::unique_ptr<Scheduler> StartScheduler(const std::filesystem::path& dir, int prefix_block,
                                           EngineObserver* observer) {
-  absl::StatusOr<std::unique_ptr<models::LanguageModel>> model =
-      models::LanguageModel::Load(dir, kernels::Backend::kCpu);
-  EXPECT_TRUE(model.ok()) << model.status();
-  if (!model.ok()) return nullptr;
   SchedulerOptions options;
   options.max_slots = 4;
   options.prefill_chunk = 64;
   options.prefix_block = prefix_block;
-  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
-      Scheduler::Create(std::move(*model), nullptr, options, observer);
-  EXPECT_TRUE(scheduler.ok()) << scheduler.status();
-  if (!scheduler.ok()) return nullptr;
-  (*scheduler)->Start();
-  return std::move(*scheduler);
+  return testing::StartGoldenScheduler(dir, options, observer);
 }
 
 GenerationRequest Greedy(std::vector<int32_t> prompt) {
@@ -93,8 +84,7 @@ void ExpectBitwiseEqual(const Output& a, const Output& b) {
 class PrefixStateTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(PrefixStateTest, AHitGivesBitwiseTheTokensAndLogprobsOfAMiss) {
-  const std::filesystem::path dir =
-      std::filesystem::path(SLOTSERVE_SOURCE_DIR) / "tests/golden/models" / GetParam();
+  const std::filesystem::path dir = testing::GoldenModelDir(GetParam());
   if (!std::filesystem::exists(dir / "config.json")) GTEST_SKIP() << "no model at " << dir;
   std::vector<int32_t> prompt;
   for (int t = 0; t < 41; ++t) prompt.push_back(3 + (t * 7) % 50);
@@ -123,9 +113,7 @@ TEST_P(PrefixStateTest, AHitGivesBitwiseTheTokensAndLogprobsOfAMiss) {
   EXPECT_EQ(scheduler->stats().slots_used, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(GoldenModels, PrefixStateTest,
-                         ::testing::Values("abc", "rfa_gate_interleave", "luna_softplus",
-                                           "softmax"));
+INSTANTIATE_TEST_SUITE_P(GoldenModels, PrefixStateTest, testing::kGoldenKinds);
 
 }  // namespace
 }  // namespace slotserve::engine
