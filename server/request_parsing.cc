@@ -58,8 +58,10 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
       if (request.text().empty()) {
         return absl::InvalidArgumentError("text must not be empty");
       }
+      // A session's continuation goes on from its context: no new BOS.
       SLOTSERVE_ASSIGN_OR_RETURN(parsed.prompt_ids,
-                                 EncodeText(request.text(), "text", tokenizer, bos_id));
+                                 EncodeText(request.text(), "text", tokenizer,
+                                            request.session().handle().empty() ? bos_id : -1));
       break;
     }
     case v1::GenerateRequest::kTokenIds:
@@ -85,6 +87,8 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
   parsed.logprobs.enabled = request.logprobs().enabled();
   parsed.logprobs.top_n = request.logprobs().top_n();
   parsed.n = request.n() == 0 ? 1 : request.n();  // the engine checks the bound
+  parsed.session.keep = request.session().keep();
+  parsed.session.handle = request.session().handle();
   parsed.deadline = deadline;
   return parsed;
 }

@@ -48,6 +48,7 @@ void FillFinished(const engine::Finished& finished, const std::string& request_i
   proto->set_seed(finished.seed);
   proto->set_request_id(request_id);
   proto->set_choice_index(static_cast<uint32_t>(finished.choice_index));
+  proto->set_session_handle(finished.session_handle);
   v1::Timings* timings = proto->mutable_timings();
   timings->set_queue_seconds(absl::ToDoubleSeconds(finished.timings.queue));
   timings->set_prefill_seconds(absl::ToDoubleSeconds(finished.timings.prefill));

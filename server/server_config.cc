@@ -65,6 +65,10 @@ ABSL_FLAG(std::string, prefix_cache_memory, "256MiB",
           "Host memory for prefix states, e.g. 256MiB or 2GiB (LRU); 0 = off");
 ABSL_FLAG(int, max_n, 16,
           "Most choices (GenerateRequest.n) one request may ask for; each holds a state slot");
+ABSL_FLAG(absl::Duration, session_ttl, absl::Minutes(30),
+          "Sessions: how long a kept state lives since it was last stored or used (e.g. 30m)");
+ABSL_FLAG(std::string, session_memory, "1GiB",
+          "Sessions: host memory for kept states, e.g. 1GiB (least recently used out first)");
 ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
@@ -218,6 +222,14 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
   scheduler.max_n = absl::GetFlag(FLAGS_max_n);
+  scheduler.session_ttl = absl::GetFlag(FLAGS_session_ttl);
+  if (scheduler.session_ttl <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat("--session-ttl must be > 0, got ",
+                                                   absl::FormatDuration(scheduler.session_ttl)));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      scheduler.session_memory_bytes,
+      ParseOptionalByteSize("--session-memory", absl::GetFlag(FLAGS_session_memory)));
   scheduler.prefix_block = absl::GetFlag(FLAGS_prefix_block);
   if (scheduler.prefix_block < 0) {
     return absl::InvalidArgumentError(
