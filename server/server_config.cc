@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string_view>
 
 #include "absl/flags/flag.h"
@@ -69,6 +71,10 @@ ABSL_FLAG(absl::Duration, session_ttl, absl::Minutes(30),
           "Sessions: how long a kept state lives since it was last stored or used (e.g. 30m)");
 ABSL_FLAG(std::string, session_memory, "1GiB",
           "Sessions: host memory for kept states, e.g. 1GiB (least recently used out first)");
+ABSL_FLAG(std::string, state_key_file, "",
+          "File holding the key (at least 16 bytes; one trailing newline is ignored) that signs "
+          "exported session states with HMAC-SHA256 and that imports must verify; a file, not "
+          "a flag value, so the key stays out of process listings. Empty: unsigned states");
 ABSL_FLAG(int, threads, 0, "OpenBLAS threads for the cpu backend; 0 = OpenBLAS's default");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
@@ -127,6 +133,21 @@ absl::StatusOr<int64_t> ParseOptionalByteSize(absl::string_view flag, absl::stri
     return absl::InvalidArgumentError(absl::StrCat(flag, ": ", bytes.status().message()));
   }
   return *bytes;
+}
+
+// The key in --state-key-file ("" when no file is given).
+absl::StatusOr<std::string> ReadStateKey(const std::string& path) {
+  if (path.empty()) return std::string();
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat("--state-key-file=", path, ": cannot read"));
+  std::string key((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (absl::EndsWith(key, "\n")) key.pop_back();
+  if (absl::EndsWith(key, "\r")) key.pop_back();
+  if (key.size() < 16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--state-key-file=", path, ": the key must have at least 16 bytes, got ", key.size()));
+  }
+  return key;
 }
 
 bool IsServerFlagFile(absl::string_view file) {
@@ -222,6 +243,7 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
   scheduler.max_n = absl::GetFlag(FLAGS_max_n);
+  SLOTSERVE_ASSIGN_OR_RETURN(config.state_key, ReadStateKey(absl::GetFlag(FLAGS_state_key_file)));
   scheduler.session_ttl = absl::GetFlag(FLAGS_session_ttl);
   if (scheduler.session_ttl <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("--session-ttl must be > 0, got ",

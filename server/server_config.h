@@ -27,6 +27,9 @@ struct ServerConfig {
   // known (SlotsForStateMemory), capped by --max-slots only when that was given too.
   std::optional<int64_t> state_memory_bytes;
   bool max_slots_given = false;
+  // --state-key-file's contents (trailing newline removed): the HMAC key of exported session
+  // states; empty = unsigned.
+  std::string state_key;
 };
 
 // absl flag names are identifiers (max_slots); the documented spelling is --max-slots. Returns

@@ -22,10 +22,12 @@
 #include "engine/tokenizer.h"
 #include "models/attention_kind.h"
 #include "models/language_model.h"
+#include "models/model_fingerprint.h"
 #include "server/http/http_front_end.h"
 #include "server/http/metrics_route.h"
 #include "server/reflection_v1_service.h"
 #include "server/server_metrics.h"
+#include "server/session_transfer.h"
 #include "server/slotserve_service.h"
 #include "server/state_memory_budget.h"
 
@@ -183,6 +185,13 @@ absl::Status RunServer(const ServerConfig& config) {
   const models::ModelConfig model_config = model->config();
   const int64_t state_bytes = model->state_bytes_per_request();
   const std::string model_name = ModelName(model_dir);
+  // What an exported session state must match to be imported here (DESIGN §9).
+  SLOTSERVE_ASSIGN_OR_RETURN(const base::Digest fingerprint, models::ModelFingerprint(model_dir));
+  const engine::StateBlobIdentity blob_identity{
+      .model_fingerprint = fingerprint,
+      .attention_kind = models::AttentionKindName(model_config.attention.kind),
+      .payload_bytes = static_cast<int64_t>(sizeof(int32_t)) + state_bytes,  // StateArena::Save
+      .max_tokens = model->max_positions()};
   engine::SchedulerOptions scheduler_options = config.scheduler;
   std::string pool_origin = config.max_slots_given ? "--max-slots" : "default --max-slots";
   if (config.state_memory_bytes.has_value()) {
@@ -208,7 +217,8 @@ absl::Status RunServer(const ServerConfig& config) {
       std::unique_ptr<http::HttpListener> metrics_endpoint,
       http::StartMetricsListener(config.metrics_address, metrics.registry()));
 
-  SlotServeService service(*scheduler, &metrics, model_name);
+  const SessionTransfer session_transfer(scheduler->sessions(), blob_identity, config.state_key);
+  SlotServeService service(*scheduler, &metrics, model_name, &session_transfer);
   int grpc_port = 0;
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> grpc_server,
                              StartGrpcServer(config.listen_address, &service, &grpc_port));

@@ -11,8 +11,11 @@
 namespace slotserve::server {
 
 SlotServeService::SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics,
-                                   std::string model_name)
-    : scheduler_(scheduler), gateway_(scheduler, metrics), model_name_(std::move(model_name)) {}
+                                   std::string model_name, const SessionTransfer* transfer)
+    : scheduler_(scheduler),
+      gateway_(scheduler, metrics),
+      model_name_(std::move(model_name)),
+      transfer_(transfer) {}
 
 grpc::ServerWriteReactor<v1::GenerateResponse>* SlotServeService::Generate(
     grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
@@ -50,6 +53,34 @@ grpc::ServerUnaryReactor* SlotServeService::Tokenize(grpc::CallbackServerContext
     response->add_pieces(std::string(scheduler_.tokenizer()->IdToPiece(id)));
   }
   reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SlotServeService::ExportSession(grpc::CallbackServerContext* context,
+                                                          const v1::ExportSessionRequest* request,
+                                                          v1::ExportSessionResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (transfer_ == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "session export is off"));
+    return reactor;
+  }
+  absl::StatusOr<std::vector<uint8_t>> blob = transfer_->Export(request->handle());
+  if (blob.ok()) response->set_state(std::string(blob->begin(), blob->end()));
+  reactor->Finish(ToGrpcStatus(blob.status()));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* SlotServeService::ImportSession(grpc::CallbackServerContext* context,
+                                                          const v1::ImportSessionRequest* request,
+                                                          v1::ImportSessionResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (transfer_ == nullptr) {
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "session import is off"));
+    return reactor;
+  }
+  absl::StatusOr<std::string> handle = transfer_->Import(request->state());
+  if (handle.ok()) response->set_handle(*handle);
+  reactor->Finish(ToGrpcStatus(handle.status()));
   return reactor;
 }
 

@@ -8,6 +8,7 @@
 #include "engine/scheduler.h"
 #include "server/generation_gateway.h"
 #include "server/server_metrics.h"
+#include "server/session_transfer.h"
 #include "slotserve/v1/slotserve.grpc.pb.h"
 
 namespace slotserve::server {
@@ -15,7 +16,9 @@ namespace slotserve::server {
 class SlotServeService final : public v1::SlotServe::CallbackService {
  public:
   // `metrics` may be null; scheduler and metrics must outlive the service.
-  SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics, std::string model_name);
+  // `transfer` (export / import of sessions) may be null: those RPCs are then UNIMPLEMENTED.
+  SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics, std::string model_name,
+                   const SessionTransfer* transfer = nullptr);
 
   grpc::ServerWriteReactor<v1::GenerateResponse>* Generate(
       grpc::CallbackServerContext* context, const v1::GenerateRequest* request) override;
@@ -28,6 +31,12 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
                                      const v1::TokenizeRequest* request,
                                      v1::TokenizeResponse* response) override;
+  grpc::ServerUnaryReactor* ExportSession(grpc::CallbackServerContext* context,
+                                          const v1::ExportSessionRequest* request,
+                                          v1::ExportSessionResponse* response) override;
+  grpc::ServerUnaryReactor* ImportSession(grpc::CallbackServerContext* context,
+                                          const v1::ImportSessionRequest* request,
+                                          v1::ImportSessionResponse* response) override;
 
   // See GenerationGateway::WaitForCallsDone.
   bool WaitForCallsDone(absl::Time deadline) { return gateway_.WaitForCallsDone(deadline); }
@@ -36,6 +45,7 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
   engine::Scheduler& scheduler_;
   GenerationGateway gateway_;
   std::string model_name_;
+  const SessionTransfer* transfer_;
 };
 
 }  // namespace slotserve::server

@@ -59,6 +59,18 @@ v1::GenerateRequest GreedyTextRequest(const std::string& text, uint32_t max_new_
   return request;
 }
 
+v1::GenerateRequest SessionTurn(const std::vector<int32_t>& prompt, bool keep,
+                                const std::string& handle, uint32_t max_new_tokens) {
+  v1::GenerateRequest request;
+  for (int32_t id : prompt) request.mutable_token_ids()->add_ids(id);
+  request.mutable_sampling()->set_temperature(0.0f);
+  request.mutable_stopping()->set_max_new_tokens(max_new_tokens);
+  request.mutable_stopping()->set_ignore_eos(true);
+  request.mutable_session()->set_keep(keep);
+  request.mutable_session()->set_handle(handle);
+  return request;
+}
+
 v1::ModelInfo GetModelInfo(v1::SlotServe::Stub& stub) {
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));

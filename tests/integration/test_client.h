@@ -32,6 +32,11 @@ StreamResult Generate(v1::SlotServe::Stub& stub, const v1::GenerateRequest& requ
 // exact.
 v1::GenerateRequest GreedyTextRequest(const std::string& text, uint32_t max_new_tokens);
 
+// A token-id prompt, greedy, eos ignored, as one turn of a session: kept when `keep`,
+// continuing `handle` when it is not empty.
+v1::GenerateRequest SessionTurn(const std::vector<int32_t>& prompt, bool keep,
+                                const std::string& handle, uint32_t max_new_tokens);
+
 v1::ModelInfo GetModelInfo(v1::SlotServe::Stub& stub);
 
 // Polls `condition` every 2 ms until it holds or `timeout` passes.

@@ -83,6 +83,12 @@ TEST_P(SessionConversationTest, HeldUnknownAndCancelledSessions) {
   if (!std::filesystem::exists(testing::GoldenModelDir(GetParam()) / "config.json")) {
     GTEST_SKIP() << "no golden model " << GetParam();
   }
+  if (GetParam() == "softmax") {
+    // Its 64-position context ends the holding request within a millisecond, so it cannot be
+    // held long enough to be refused or cancelled; the rules tested here are the scheduler's
+    // and the session store's, the same for every kind.
+    GTEST_SKIP() << "the golden softmax model's context is too short to hold a session";
+  }
   std::unique_ptr<Scheduler> scheduler = Start(GetParam());
   ASSERT_NE(scheduler, nullptr);
   const Reply first = Send(*scheduler, Turn({1, 2, 3}, true, "", 3));
