@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "engine/generation_events.h"
 #include "engine/prefix_cache.h"
+#include "engine/session_store.h"
 
 namespace slotserve::engine {
 
@@ -45,6 +46,9 @@ class EngineObserver {
   virtual void OnStats(const SchedulerStats& /*stats*/) {}
   // The prefix cache's counters (running totals) after a lookup or a new checkpoint.
   virtual void OnPrefixCacheStats(const PrefixCacheStats& /*stats*/) {}
+  // The session store's counters (running totals) after a request kept or gave back a session
+  // (imports on gRPC threads show from the next of these on).
+  virtual void OnSessionStats(const SessionStoreStats& /*stats*/) {}
 };
 
 }  // namespace slotserve::engine

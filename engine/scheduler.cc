@@ -391,13 +391,16 @@ class Scheduler::Impl final : private RequestFinisher {
       state.pending_token = request.last_token();
       if (arena_->Save(request.slot(), &state.payload).ok()) kept = std::move(state);
     }
+    absl::StatusOr<std::string> handle;
     if (!session.handle.empty()) {
       const bool keeps = kept.has_value();
       sessions_.Release(session.handle, std::move(kept), now);
-      return keeps ? session.handle : std::string();
+      handle = keeps ? session.handle : std::string();
+    } else if (kept) {
+      handle = sessions_.Create(*std::move(kept), now);
     }
-    if (!kept) return std::string();
-    return sessions_.Create(*std::move(kept), now);
+    observer_.OnSessionStats(sessions_.stats());
+    return handle;
   }
 
   void FinishEverythingOnStop() {

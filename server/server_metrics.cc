@@ -97,7 +97,14 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
       prefix_cache_bytes_(AddGauge(*registry_, "slotserve_prefix_cache_bytes",
                                    "Host memory held by prefix states")),
       prefix_cache_entries_(
-          AddGauge(*registry_, "slotserve_prefix_cache_entries", "Prefix states held")) {
+          AddGauge(*registry_, "slotserve_prefix_cache_entries", "Prefix states held")),
+      sessions_(AddGauge(*registry_, "slotserve_sessions", "Sessions kept")),
+      session_bytes_(
+          AddGauge(*registry_, "slotserve_session_bytes", "Host memory held by kept sessions")),
+      session_evictions_total_(AddCounter(*registry_, "slotserve_session_evictions_total",
+                                          "Sessions dropped by --session-memory")),
+      session_expirations_total_(AddCounter(*registry_, "slotserve_session_expirations_total",
+                                            "Sessions dropped by --session-ttl")) {
   for (std::string_view outcome : kKnownOutcomes) RequestsWithOutcome(outcome);
   state_slots_total_.Set(slots_total);
   state_bytes_per_request_.Set(static_cast<double>(state_bytes_per_request));
@@ -167,6 +174,16 @@ void ServerMetrics::OnPrefixCacheStats(const engine::PrefixCacheStats& stats) {
   prefix_cache_bytes_.Set(static_cast<double>(stats.bytes));
   prefix_cache_entries_.Set(static_cast<double>(stats.entries));
   prefix_seen_ = stats;
+}
+
+void ServerMetrics::OnSessionStats(const engine::SessionStoreStats& stats) {
+  sessions_.Set(static_cast<double>(stats.sessions));
+  session_bytes_.Set(static_cast<double>(stats.bytes));
+  session_evictions_total_.Increment(
+      static_cast<double>(stats.evictions - sessions_seen_.evictions));
+  session_expirations_total_.Increment(
+      static_cast<double>(stats.expirations - sessions_seen_.expirations));
+  sessions_seen_ = stats;
 }
 
 }  // namespace slotserve::server

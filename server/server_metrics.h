@@ -47,6 +47,7 @@ class ServerMetrics final : public engine::EngineObserver {
   void OnStep(engine::StepPhase phase, int batch_size, absl::Duration duration) override;
   void OnStats(const engine::SchedulerStats& stats) override;
   void OnPrefixCacheStats(const engine::PrefixCacheStats& stats) override;
+  void OnSessionStats(const engine::SessionStoreStats& stats) override;
 
  private:
   prometheus::Counter& RequestsWithOutcome(std::string_view outcome);
@@ -75,6 +76,11 @@ class ServerMetrics final : public engine::EngineObserver {
   prometheus::Gauge& prefix_cache_bytes_;
   prometheus::Gauge& prefix_cache_entries_;
   engine::PrefixCacheStats prefix_seen_;  // engine thread: what the counters already count
+  prometheus::Gauge& sessions_;
+  prometheus::Gauge& session_bytes_;
+  prometheus::Counter& session_evictions_total_;
+  prometheus::Counter& session_expirations_total_;
+  engine::SessionStoreStats sessions_seen_;  // engine thread: what the counters already count
 };
 
 }  // namespace slotserve::server

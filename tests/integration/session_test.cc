@@ -38,6 +38,10 @@ TEST_F(SessionTest, AThreeTurnConversationEqualsTheWholeConversationFromScratch)
   ASSERT_TRUE(scratch.status.ok());
   EXPECT_EQ(r3.ids, scratch.ids);
   EXPECT_TRUE(WaitFor([&] { return PoolIsFull(); }, absl::Seconds(10)));
+  const std::string scrape = Scrape();
+  EXPECT_EQ(MetricValue(scrape, "slotserve_sessions"), 1.0) << scrape;
+  EXPECT_GT(MetricValue(scrape, "slotserve_session_bytes").value_or(0), 0.0);
+  EXPECT_EQ(MetricValue(scrape, "slotserve_session_evictions_total"), 0.0);
 }
 
 TEST_F(SessionTest, UnknownHandlesAreNotFoundAndASessionInUseIsAFailedPrecondition) {
