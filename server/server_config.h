@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "engine/scheduler.h"
 #include "kernels/backend.h"
+#include "server/tls_files.h"
 
 namespace slotserve::server {
 
@@ -27,6 +28,10 @@ struct ServerConfig {
   // known (SlotsForStateMemory), capped by --max-slots only when that was given too.
   std::optional<int64_t> state_memory_bytes;
   bool max_slots_given = false;
+  // --tls-cert/--tls-key/--tls-client-ca: TLS for gRPC and the HTTP API (not metrics).
+  TlsOptions tls;
+  // --api-keys-file; empty: no keys asked for.
+  std::string api_keys_file;
 };
 
 // absl flag names are identifiers (max_slots); the documented spelling is --max-slots. Returns
