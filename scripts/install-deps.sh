@@ -10,6 +10,8 @@ packages=(
   # The HTTP API and the metrics endpoint (server/http/).
   libcpp-httplib-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev libssl-dev
+  # The TLS tests make their certificates with the openssl command at run time.
+  openssl
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
   # The Python client (clients/python; its stubs come from protoc + grpc_python_plugin above).
   python3-grpcio

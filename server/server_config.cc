@@ -81,6 +81,17 @@ ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
 ABSL_FLAG(int, max_new_tokens_limit, 4096, "Largest max_new_tokens a request may ask for");
 ABSL_FLAG(int, default_max_new_tokens, 128, "max_new_tokens of requests that set none");
 ABSL_FLAG(int, max_prompt_tokens, 8192, "Longest prompt accepted, in tokens");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain (the server's certificate first): serve gRPC and the HTTP API "
+          "over TLS; needs --tls-key. The metrics listener stays plain HTTP");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert (unencrypted)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM CA certificate(s): require every gRPC and HTTP API client to present a "
+          "certificate signed by one of them (mutual TLS); needs --tls-cert");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "File of API keys, one per line (blank lines and # comments ignored), reread on "
+          "SIGHUP: every slotserve.v1 call and HTTP /v1/ request must then send "
+          "'authorization: Bearer <key>'; health stays open");
 
 namespace slotserve::server {
 namespace {
@@ -219,6 +230,16 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   if (config.listen_address.empty() || config.metrics_address.empty()) {
     return absl::InvalidArgumentError("--listen and --metrics-listen must be host:port addresses");
   }
+  config.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                absl::GetFlag(FLAGS_tls_client_ca)};
+  if (config.tls.cert_path.empty() != config.tls.key_path.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");
+  }
+  if (!config.tls.client_ca_path.empty() && config.tls.cert_path.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-ca needs --tls-cert and --tls-key (mutual TLS is TLS first)");
+  }
+  config.api_keys_file = absl::GetFlag(FLAGS_api_keys_file);
   engine::SchedulerOptions& scheduler = config.scheduler;
   scheduler.max_slots = absl::GetFlag(FLAGS_max_slots);
   config.max_slots_given = FlagGiven(normalized, "max_slots");

@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "engine/scheduler.h"
 #include "kernels/backend.h"
+#include "server/tls_files.h"
 
 namespace slotserve::server {
 
@@ -30,6 +31,10 @@ struct ServerConfig {
   // --state-key-file's contents (trailing newline removed): the HMAC key of exported session
   // states; empty = unsigned.
   std::string state_key;
+  // --tls-cert/--tls-key/--tls-client-ca: TLS for gRPC and the HTTP API (not metrics).
+  TlsOptions tls;
+  // --api-keys-file; empty: no keys asked for.
+  std::string api_keys_file;
 };
 
 // absl flag names are identifiers (max_slots); the documented spelling is --max-slots. Returns

@@ -23,6 +23,7 @@
 #include "models/attention_kind.h"
 #include "models/language_model.h"
 #include "models/model_fingerprint.h"
+#include "server/api_keys.h"
 #include "server/http/http_front_end.h"
 #include "server/http/metrics_route.h"
 #include "server/reflection_v1_service.h"
@@ -30,6 +31,7 @@
 #include "server/session_transfer.h"
 #include "server/slotserve_service.h"
 #include "server/state_memory_budget.h"
+#include "server/tls_files.h"
 
 #ifndef SLOTSERVE_VERSION
 #define SLOTSERVE_VERSION "unknown"
@@ -38,20 +40,43 @@
 namespace slotserve::server {
 namespace {
 
-sigset_t ShutdownSignals() {
+// SIGTERM and SIGINT end the server; SIGHUP rereads --api-keys-file.
+sigset_t HandledSignals() {
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGTERM);
   sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGHUP);
   return signals;
 }
 
-int WaitForShutdownSignal() {
-  sigset_t signals = ShutdownSignals();
-  int signal_number = 0;
-  while (sigwait(&signals, &signal_number) != 0) {
+// Rereads the key file (SIGHUP). A file that cannot be used leaves the old keys in force: an
+// operator's typo must not lock every client out, nor let everyone in.
+void ReloadApiKeys(ApiKeyStore* api_keys) {
+  if (api_keys == nullptr) {
+    std::fprintf(stderr, "slotserve-server: SIGHUP: no --api-keys-file to reload, ignored\n");
+    return;
   }
-  return signal_number;
+  absl::StatusOr<int> reloaded = api_keys->Reload();
+  if (reloaded.ok()) {
+    std::fprintf(stderr, "slotserve-server: SIGHUP: reloaded %d API keys from %s\n", *reloaded,
+                 api_keys->path().c_str());
+  } else {
+    std::fprintf(stderr, "slotserve-server: SIGHUP: keeping the %d API keys in force: %s\n",
+                 api_keys->size(), std::string(reloaded.status().message()).c_str());
+  }
+  std::fflush(stderr);
+}
+
+// Returns the shutdown signal; SIGHUPs before it reload `api_keys` (may be null).
+int WaitForShutdownSignal(ApiKeyStore* api_keys) {
+  sigset_t signals = HandledSignals();
+  while (true) {
+    int signal_number = 0;
+    if (sigwait(&signals, &signal_number) != 0) continue;
+    if (signal_number != SIGHUP) return signal_number;
+    ReloadApiKeys(api_keys);
+  }
 }
 
 std::string ModelName(const std::filesystem::path& dir) {
@@ -83,13 +108,17 @@ absl::StatusOr<std::unique_ptr<engine::Tokenizer>> LoadTokenizerIfPresent(
 
 // gRPC serving `service`, the standard health service and server reflection (v1alpha from
 // gRPC, v1 from us). *port gets the port actually bound.
+// With `tls`, over TLS (mutual when it has a client CA).
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string& address,
+                                                              const TlsFiles* tls,
                                                               grpc::Service* service, int* port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.SetOption(ReflectionV1Option());
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), port);
+  builder.AddListeningPort(
+      address, tls != nullptr ? GrpcServerCredentials(*tls) : grpc::InsecureServerCredentials(),
+      port);
   builder.RegisterService(service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || *port == 0) {
@@ -102,12 +131,19 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string&
   return server;
 }
 
+// "TLS, " / "mutual TLS, " / "" for the start-up line.
+std::string TlsDescription(const TlsFiles* tls) {
+  if (tls == nullptr) return "";
+  return tls->client_ca_pem.empty() ? "TLS, " : "mutual TLS, ";
+}
+
 // The OpenAI-compatible HTTP API when --http-listen is given (null otherwise), on the same
 // scheduler, with the model directory's chat template; its start-up line (printed before the
 // main one, which tells a watcher that the server is ready) names its address and the template.
 absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
     const ServerConfig& config, const std::filesystem::path& model_dir,
-    engine::Scheduler& scheduler, ServerMetrics& metrics, const std::string& model_name) {
+    engine::Scheduler& scheduler, ServerMetrics& metrics, const std::string& model_name,
+    const TlsFiles* tls, const ApiKeyStore* api_keys) {
   if (config.http_address.empty()) return nullptr;
   SLOTSERVE_ASSIGN_OR_RETURN(http::ChatTemplate chat_template,
                              http::ChatTemplate::LoadFromModelDir(model_dir));
@@ -115,11 +151,13 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
-      http::HttpFrontEnd::Start({config.http_address, config.http_threads}, scheduler, &metrics,
-                                std::move(model), std::move(chat_template), metrics.registry()));
+      http::HttpFrontEnd::Start({config.http_address, config.http_threads, tls, api_keys},
+                                scheduler, &metrics, std::move(model), std::move(chat_template),
+                                metrics.registry()));
   std::fprintf(stderr,
-               "slotserve-server: OpenAI-compatible HTTP API on http://%s/v1 (chat template: "
+               "slotserve-server: OpenAI-compatible HTTP API on %s://%s/v1 (chat template: "
                "%s), /health and /metrics beside it, %d connection threads\n",
+               tls != nullptr ? "https" : "http",
                WithPort(config.http_address, front_end->port()).c_str(), template_origin.c_str(),
                config.http_threads);
   return front_end;
@@ -164,7 +202,7 @@ void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Sched
 }  // namespace
 
 void BlockShutdownSignals() {
-  sigset_t signals = ShutdownSignals();
+  sigset_t signals = HandledSignals();
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 }
 
@@ -177,6 +215,13 @@ absl::Status RunServer(const ServerConfig& config) {
         "scripts/make-default-model.sh builds the default one)"));
   }
   base::SetComputeThreads(config.threads);
+  // Checked before the model loads, so a bad certificate or key file fails fast.
+  SLOTSERVE_ASSIGN_OR_RETURN(std::optional<TlsFiles> tls, LoadTlsFiles(config.tls));
+  std::unique_ptr<ApiKeyStore> api_keys;
+  if (!config.api_keys_file.empty()) {
+    SLOTSERVE_ASSIGN_OR_RETURN(api_keys, ApiKeyStore::Load(config.api_keys_file));
+  }
+  const TlsFiles* tls_files = tls.has_value() ? &*tls : nullptr;
 
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Tokenizer> tokenizer,
                              LoadTokenizerIfPresent(model_dir));
@@ -218,19 +263,23 @@ absl::Status RunServer(const ServerConfig& config) {
       http::StartMetricsListener(config.metrics_address, metrics.registry()));
 
   const SessionTransfer session_transfer(scheduler->sessions(), blob_identity, config.state_key);
-  SlotServeService service(*scheduler, &metrics, model_name, &session_transfer);
+  SlotServeService service(*scheduler, &metrics, model_name, &session_transfer, api_keys.get());
   int grpc_port = 0;
-  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> grpc_server,
-                             StartGrpcServer(config.listen_address, &service, &grpc_port));
-  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<http::HttpFrontEnd> http_api,
-                             StartHttpApi(config, model_dir, *scheduler, metrics, model_name));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<grpc::Server> grpc_server,
+      StartGrpcServer(config.listen_address, tls_files, &service, &grpc_port));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<http::HttpFrontEnd> http_api,
+      StartHttpApi(config, model_dir, *scheduler, metrics, model_name, tls_files, api_keys.get()));
   scheduler->Start();
 
   const int metrics_port = metrics_endpoint->port();
+  const std::string keys_note =
+      api_keys != nullptr ? absl::StrCat(api_keys->size(), " API keys, ") : "";
   std::fprintf(
       stderr,
       "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-      "request, %d state slots (%.1f MiB, from %s), device sampling %s, listening on "
+      "request, %d state slots (%.1f MiB, from %s), device sampling %s, %s%slistening on "
       "%s, metrics on http://%s/metrics\n",
       model_name.c_str(), config.model_dir.c_str(),
       models::DescribeAttention(model_config.attention).c_str(),
@@ -239,12 +288,13 @@ absl::Status RunServer(const ServerConfig& config) {
       static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
       pool_origin.c_str(),
       engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",
+      TlsDescription(tls_files).c_str(), keys_note.c_str(),
       WithPort(config.listen_address, grpc_port).c_str(),
       WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 
-  DrainAndStop(WaitForShutdownSignal(), config.drain_timeout, *scheduler, service, *grpc_server,
-               http_api.get());
+  DrainAndStop(WaitForShutdownSignal(api_keys.get()), config.drain_timeout, *scheduler, service,
+               *grpc_server, http_api.get());
   return absl::OkStatus();
 }
 

@@ -51,6 +51,12 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
                                 "cancelled, deadline_exceeded, shutdown, error, or the status "
                                 "code of a refusal)")
                           .Register(*registry_)),
+      unauthenticated_requests_total_(
+          prometheus::BuildCounter()
+              .Name("slotserve_unauthenticated_requests_total")
+              .Help("Calls refused for lacking a valid API key (--api-keys-file), by front end "
+                    "(grpc, http)")
+              .Register(*registry_)),
       prompt_tokens_total_(AddCounter(*registry_, "slotserve_prompt_tokens_total",
                                       "Prompt tokens of finished requests")),
       generated_tokens_total_(AddCounter(*registry_, "slotserve_generated_tokens_total",
@@ -106,6 +112,7 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
       session_expirations_total_(AddCounter(*registry_, "slotserve_session_expirations_total",
                                             "Sessions dropped by --session-ttl")) {
   for (std::string_view outcome : kKnownOutcomes) RequestsWithOutcome(outcome);
+  for (std::string_view api : {"grpc", "http"}) UnauthenticatedWithApi(api);
   state_slots_total_.Set(slots_total);
   state_bytes_per_request_.Set(static_cast<double>(state_bytes_per_request));
   prometheus::BuildGauge()
@@ -122,6 +129,14 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
 prometheus::Counter& ServerMetrics::RequestsWithOutcome(std::string_view outcome) {
   // Family::Add returns the existing series for labels it has seen.
   return requests_total_.Add({{"outcome", std::string(outcome)}});
+}
+
+prometheus::Counter& ServerMetrics::UnauthenticatedWithApi(std::string_view api) {
+  return unauthenticated_requests_total_.Add({{"api", std::string(api)}});
+}
+
+void ServerMetrics::OnUnauthenticated(std::string_view api) {
+  UnauthenticatedWithApi(api).Increment();
 }
 
 void ServerMetrics::OnRequestRefused(absl::StatusCode code) {

@@ -37,6 +37,11 @@ class ServerMetrics final : public engine::EngineObserver {
   // A request the service or Scheduler::Submit refused: requests_total{outcome=<code name>}
   // ("invalid_argument", "resource_exhausted", "unavailable", ...).
   void OnRequestRefused(absl::StatusCode code);
+  // A call refused for lacking a valid API key (--api-keys-file), by the front end that
+  // refused it ("grpc" or "http"): unauthenticated_requests_total{api}. Kept apart from
+  // requests_total, which counts generation requests, because any call (GetModelInfo too) can
+  // be refused this way and a flood of bad keys should not read as the model failing.
+  void OnUnauthenticated(std::string_view api);
 
   // engine::EngineObserver (engine thread).
   void OnRequestAdmitted(absl::Duration queue_time) override;
@@ -51,9 +56,11 @@ class ServerMetrics final : public engine::EngineObserver {
 
  private:
   prometheus::Counter& RequestsWithOutcome(std::string_view outcome);
+  prometheus::Counter& UnauthenticatedWithApi(std::string_view api);
 
   std::shared_ptr<prometheus::Registry> registry_;
   prometheus::Family<prometheus::Counter>& requests_total_;
+  prometheus::Family<prometheus::Counter>& unauthenticated_requests_total_;
   prometheus::Counter& prompt_tokens_total_;
   prometheus::Counter& generated_tokens_total_;
   prometheus::Histogram& queue_time_seconds_;

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/call_authentication.h"
 #include "server/complete_call.h"
 #include "server/generate_call.h"
 #include "server/model_info.h"
@@ -11,26 +12,45 @@
 namespace slotserve::server {
 
 SlotServeService::SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics,
-                                   std::string model_name, const SessionTransfer* transfer)
+                                   std::string model_name, const SessionTransfer* transfer,
+                                   const ApiKeyStore* api_keys)
     : scheduler_(scheduler),
+      metrics_(metrics),
+      api_keys_(api_keys),
       gateway_(scheduler, metrics),
       model_name_(std::move(model_name)),
       transfer_(transfer) {}
 
+grpc::Status SlotServeService::Authenticate(const grpc::CallbackServerContext& context) const {
+  return AuthenticateCall(api_keys_, context, metrics_);
+}
+
+grpc::ServerUnaryReactor* SlotServeService::Refuse(grpc::CallbackServerContext* context,
+                                                   const grpc::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(status);
+  return reactor;
+}
+
 grpc::ServerWriteReactor<v1::GenerateResponse>* SlotServeService::Generate(
     grpc::CallbackServerContext* context, const v1::GenerateRequest* request) {
+  if (grpc::Status denied = Authenticate(*context); !denied.ok()) {
+    return RefusedWriteCall<v1::GenerateResponse>(denied);
+  }
   return GenerateCall::Start(gateway_, context, *request);
 }
 
 grpc::ServerUnaryReactor* SlotServeService::Complete(grpc::CallbackServerContext* context,
                                                      const v1::GenerateRequest* request,
                                                      v1::CompleteResponse* response) {
+  if (grpc::Status denied = Authenticate(*context); !denied.ok()) return Refuse(context, denied);
   return CompleteCall::Start(gateway_, context, *request, response);
 }
 
 grpc::ServerUnaryReactor* SlotServeService::GetModelInfo(grpc::CallbackServerContext* context,
                                                          const v1::GetModelInfoRequest*,
                                                          v1::ModelInfo* response) {
+  if (grpc::Status denied = Authenticate(*context); !denied.ok()) return Refuse(context, denied);
   *response = DescribeModel(scheduler_, model_name_);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
@@ -40,6 +60,7 @@ grpc::ServerUnaryReactor* SlotServeService::GetModelInfo(grpc::CallbackServerCon
 grpc::ServerUnaryReactor* SlotServeService::Tokenize(grpc::CallbackServerContext* context,
                                                      const v1::TokenizeRequest* request,
                                                      v1::TokenizeResponse* response) {
+  if (grpc::Status denied = Authenticate(*context); !denied.ok()) return Refuse(context, denied);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   const int bos_id = request->add_bos() ? scheduler_.model_config().bos_id : -1;
   absl::StatusOr<std::vector<int32_t>> ids =
@@ -59,6 +80,7 @@ grpc::ServerUnaryReactor* SlotServeService::Tokenize(grpc::CallbackServerContext
 grpc::ServerUnaryReactor* SlotServeService::ExportSession(grpc::CallbackServerContext* context,
                                                           const v1::ExportSessionRequest* request,
                                                           v1::ExportSessionResponse* response) {
+  if (grpc::Status denied = Authenticate(*context); !denied.ok()) return Refuse(context, denied);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (transfer_ == nullptr) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "session export is off"));
@@ -73,6 +95,7 @@ grpc::ServerUnaryReactor* SlotServeService::ExportSession(grpc::CallbackServerCo
 grpc::ServerUnaryReactor* SlotServeService::ImportSession(grpc::CallbackServerContext* context,
                                                           const v1::ImportSessionRequest* request,
                                                           v1::ImportSessionResponse* response) {
+  if (grpc::Status denied = Authenticate(*context); !denied.ok()) return Refuse(context, denied);
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   if (transfer_ == nullptr) {
     reactor->Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED, "session import is off"));

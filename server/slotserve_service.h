@@ -6,6 +6,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include "engine/scheduler.h"
+#include "server/api_keys.h"
 #include "server/generation_gateway.h"
 #include "server/server_metrics.h"
 #include "server/session_transfer.h"
@@ -17,8 +18,10 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
  public:
   // `metrics` may be null; scheduler and metrics must outlive the service.
   // `transfer` (export / import of sessions) may be null: those RPCs are then UNIMPLEMENTED.
+  // `api_keys` (may be null: every call is let in) must outlive it too; with it every call must
+  // carry a current key.
   SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics, std::string model_name,
-                   const SessionTransfer* transfer = nullptr);
+                   const SessionTransfer* transfer = nullptr, const ApiKeyStore* api_keys = nullptr);
 
   grpc::ServerWriteReactor<v1::GenerateResponse>* Generate(
       grpc::CallbackServerContext* context, const v1::GenerateRequest* request) override;
@@ -42,7 +45,15 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
   bool WaitForCallsDone(absl::Time deadline) { return gateway_.WaitForCallsDone(deadline); }
 
  private:
+  // AuthenticateCall for this service's keys.
+  grpc::Status Authenticate(const grpc::CallbackServerContext& context) const;
+  // Finishes a unary call refused by Authenticate.
+  static grpc::ServerUnaryReactor* Refuse(grpc::CallbackServerContext* context,
+                                          const grpc::Status& status);
+
   engine::Scheduler& scheduler_;
+  ServerMetrics* const metrics_;
+  const ApiKeyStore* const api_keys_;
   GenerationGateway gateway_;
   std::string model_name_;
   const SessionTransfer* transfer_;

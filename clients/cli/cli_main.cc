@@ -22,6 +22,7 @@
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "clients/cli/commands.h"
+#include "clients/cli/connection_flags.h"
 #include "clients/cli/request_flags.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "slotserve-server's gRPC address");
@@ -44,7 +45,9 @@ constexpr char kUsage[] =
     "Flags may be written --max-new-tokens or --max_new_tokens. Sampling flags:\n"
     "--temperature --top-k --top-p --min-p --repetition-penalty --presence-penalty\n"
     "--frequency-penalty --seed --max-new-tokens --min-new-tokens --stop --stop-token-ids\n"
-    "--ignore-eos --logprobs N --token-ids; see --help for all.";
+    "--ignore-eos --logprobs N --token-ids. Connection: --tls-ca FILE (TLS), --tls-cert/\n"
+    "--tls-key (client certificate), --tls-server-name, --api-key KEY (or\n"
+    "$SLOTSERVE_API_KEY); see --help for all.";
 
 bool IsCliFlagFile(absl::string_view file) { return absl::StrContains(file, "clients/cli/"); }
 
@@ -100,7 +103,11 @@ int main(int argc, char** argv) {
   const bool generates = command == "generate" || command == "complete";
   context.timeout =
       absl::GetFlag(FLAGS_timeout).value_or(generates ? absl::ZeroDuration() : absl::Seconds(10));
-  context.channel = grpc::CreateChannel(context.server, grpc::InsecureChannelCredentials());
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
+      clients::ChannelFromFlags(context.server);
+  if (!channel.ok()) return UsageError(std::string(channel.status().message()));
+  context.channel = *std::move(channel);
+  context.api_key = clients::ApiKeyFromFlags();
 
   if (generates) {
     std::string prompt;

@@ -18,7 +18,9 @@
 namespace slotserve::clients {
 namespace {
 
-void ApplyTimeout(const CliContext& context, grpc::ClientContext* call) {
+// The per-call settings every RPC gets: the deadline and the API key.
+void PrepareCall(const CliContext& context, grpc::ClientContext* call) {
+  if (!context.api_key.empty()) call->AddMetadata("authorization", "Bearer " + context.api_key);
   if (context.timeout > absl::ZeroDuration()) {
     call->set_deadline(std::chrono::system_clock::now() +
                        absl::ToChronoMilliseconds(context.timeout));
@@ -87,7 +89,7 @@ int RunGenerate(const CliContext& context, const std::string& prompt) {
   if (!request) return 2;
   std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
   grpc::ClientContext call;
-  ApplyTimeout(context, &call);
+  PrepareCall(context, &call);
   std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
       stub->Generate(&call, *request);
   v1::GenerateResponse response;
@@ -112,7 +114,7 @@ int RunComplete(const CliContext& context, const std::string& prompt) {
   if (!request) return 2;
   std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
   grpc::ClientContext call;
-  ApplyTimeout(context, &call);
+  PrepareCall(context, &call);
   v1::CompleteResponse response;
   grpc::Status status = stub->Complete(&call, *request, &response);
   if (!status.ok()) return Fail(status, context);
@@ -129,7 +131,7 @@ int RunComplete(const CliContext& context, const std::string& prompt) {
 int RunInfo(const CliContext& context) {
   std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
   grpc::ClientContext call;
-  ApplyTimeout(context, &call);
+  PrepareCall(context, &call);
   v1::ModelInfo info;
   grpc::Status status = stub->GetModelInfo(&call, v1::GetModelInfoRequest(), &info);
   if (!status.ok()) return Fail(status, context);
@@ -159,7 +161,7 @@ int RunHealth(const CliContext& context) {
   std::unique_ptr<grpc::health::v1::Health::Stub> stub =
       grpc::health::v1::Health::NewStub(context.channel);
   grpc::ClientContext call;
-  ApplyTimeout(context, &call);
+  PrepareCall(context, &call);
   grpc::health::v1::HealthCheckResponse response;
   grpc::Status status = stub->Check(&call, grpc::health::v1::HealthCheckRequest(), &response);
   if (!status.ok()) return Fail(status, context);
@@ -181,7 +183,7 @@ int RunHealth(const CliContext& context) {
 int RunTokenize(const CliContext& context, const std::string& text) {
   std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
   grpc::ClientContext call;
-  ApplyTimeout(context, &call);
+  PrepareCall(context, &call);
   v1::TokenizeRequest request;
   request.set_text(text);
   v1::TokenizeResponse response;

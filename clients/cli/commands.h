@@ -16,6 +16,7 @@ struct CliContext {
   absl::Duration timeout;  // per RPC; zero = none
   bool json = false;       // one JSON object per message on stdout
   bool quiet = false;      // no summary line on stderr
+  std::string api_key;     // sent as "authorization: Bearer <key>" when set
 };
 
 // Streams the completion of `prompt` (Generate), writing text to stdout as it arrives.

@@ -14,9 +14,14 @@ std::string DescribeRpcFailure(const grpc::Status& status, const std::string& se
     case grpc::StatusCode::UNAVAILABLE:
       // Both "nothing listens there" and "the server is draining" arrive as UNAVAILABLE.
       return absl::StrCat("cannot reach the server at ", server,
-                          " or it is shutting down (is slotserve-server running there?): ", detail);
+                          " or it is shutting down (is slotserve-server running there? does it "
+                          "serve TLS, which needs --tls-ca?): ",
+                          detail);
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::StrCat("the request to ", server, " ran past --timeout: ", detail);
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return absl::StrCat("the server at ", server,
+                          " needs a valid API key (--api-key or $SLOTSERVE_API_KEY): ", detail);
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
       return absl::StrCat("the server at ", server, " is overloaded, try again later: ", detail);
     default:

@@ -3,10 +3,12 @@
 #include <utility>
 
 #include <nlohmann/json.hpp>
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/http/metrics_route.h"
 #include "server/http/openai_errors.h"
+#include "server/http/request_authentication.h"
 
 namespace slotserve::server::http {
 namespace {
@@ -46,8 +48,10 @@ ServedModel HttpFrontEnd::WithTemplate(ServedModel model, const ChatTemplate* ch
 }
 
 HttpFrontEnd::HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics, ServedModel model,
-                           ChatTemplate chat_template)
-    : gateway_(scheduler, metrics),
+                           ChatTemplate chat_template, const ApiKeyStore* api_keys)
+    : metrics_(metrics),
+      api_keys_(api_keys),
+      gateway_(scheduler, metrics),
       chat_template_(std::move(chat_template)),
       model_(WithTemplate(std::move(model), &chat_template_)),
       generations_(gateway_, model_),
@@ -56,10 +60,10 @@ HttpFrontEnd::HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics,
 absl::StatusOr<std::unique_ptr<HttpFrontEnd>> HttpFrontEnd::Start(
     const HttpFrontEndOptions& options, engine::Scheduler& scheduler, ServerMetrics* metrics,
     ServedModel model, ChatTemplate chat_template, std::shared_ptr<prometheus::Registry> registry) {
-  std::unique_ptr<HttpFrontEnd> front_end(
-      new HttpFrontEnd(scheduler, metrics, std::move(model), std::move(chat_template)));
+  std::unique_ptr<HttpFrontEnd> front_end(new HttpFrontEnd(
+      scheduler, metrics, std::move(model), std::move(chat_template), options.api_keys));
   absl::StatusOr<std::unique_ptr<HttpListener>> listener = HttpListener::Start(
-      options.address, ListenerOptions{"--http-listen", options.threads},
+      options.address, ListenerOptions{"--http-listen", options.threads, options.tls},
       [&](httplib::Server& server) { front_end->AddRoutes(server, std::move(registry)); });
   if (!listener.ok()) return listener.status();
   front_end->listener_ = *std::move(listener);
@@ -75,28 +79,33 @@ void HttpFrontEnd::Stop() {
 void HttpFrontEnd::AddRoutes(httplib::Server& server,
                              std::shared_ptr<prometheus::Registry> registry) {
   server.set_payload_max_length(kMaxBodyBytes);
+  // Every /v1/ route needs a key when --api-keys-file is given; /health and /metrics do not.
+  const auto v1 = [this](httplib::Server::Handler handler) {
+    return Authenticated(api_keys_, metrics_, std::move(handler));
+  };
   server.Post("/v1/completions",
-              [this](const httplib::Request& request, httplib::Response& response) {
+              v1([this](const httplib::Request& request, httplib::Response& response) {
                 generations_.Handle(Endpoint::kCompletions, request, response);
-              });
+              }));
   server.Post("/v1/chat/completions",
-              [this](const httplib::Request& request, httplib::Response& response) {
+              v1([this](const httplib::Request& request, httplib::Response& response) {
                 generations_.Handle(Endpoint::kChat, request, response);
-              });
+              }));
   const nlohmann::ordered_json model_object = {
       {"id", model_.name}, {"object", "model"}, {"created", created_}, {"owned_by", "slotserve"}};
-  server.Get("/v1/models", [model_object](const httplib::Request&, httplib::Response& response) {
-    SendJson({{"object", "list"}, {"data", nlohmann::ordered_json::array({model_object})}},
-             response);
-  });
+  server.Get("/v1/models", v1([model_object](const httplib::Request&, httplib::Response& response) {
+               SendJson(
+                   {{"object", "list"}, {"data", nlohmann::ordered_json::array({model_object})}},
+                   response);
+             }));
   server.Get(R"(/v1/models/(.+))",
-             [this, model_object](const httplib::Request& request, httplib::Response& response) {
+             v1([this, model_object](const httplib::Request& request, httplib::Response& response) {
                if (request.matches[1] == model_.name) return SendJson(model_object, response);
                SendError(absl::NotFoundError(absl::StrCat("The model `", request.matches[1].str(),
                                                           "` does not exist; this server serves `",
                                                           model_.name, "`")),
                          response);
-             });
+             }));
   server.Get("/health", [this](const httplib::Request&, httplib::Response& response) {
     // Load balancers and probes read the status code; the body says the same for people.
     response.status = draining_ ? 503 : 200;
@@ -104,8 +113,14 @@ void HttpFrontEnd::AddRoutes(httplib::Server& server,
   });
   if (registry != nullptr) AddMetricsRoute(server, std::move(registry));
   server.set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request& request, httplib::Response& response) {
+      [this](const httplib::Request& request, httplib::Response& response) {
         if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        // Without a key, an unknown /v1/ route answers 401 like a known one: which routes
+        // exist is for key holders to learn.
+        if (absl::StartsWith(request.path, "/v1/") &&
+            RefuseUnauthenticated(api_keys_, metrics_, request, response)) {
+          return httplib::Server::HandlerResponse::Handled;
+        }
         const int status = response.status;
         SendError(LibraryError(request, status), response);
         response.status = status;

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "prometheus/registry.h"
+#include "server/api_keys.h"
 #include "server/generation_gateway.h"
 #include "server/http/chat_template.h"
 #include "server/http/http_listener.h"
@@ -22,6 +23,10 @@ namespace slotserve::server::http {
 struct HttpFrontEndOptions {
   std::string address;  // --http-listen
   int threads = 128;    // --http-threads: connections served at once
+  // HTTPS with these files when set (must outlive Start).
+  const TlsFiles* tls = nullptr;
+  // When set (it must outlive the front end), /v1/ routes need a current key.
+  const ApiKeyStore* api_keys = nullptr;
 };
 
 class HttpFrontEnd {
@@ -48,10 +53,12 @@ class HttpFrontEnd {
 
  private:
   HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics, ServedModel model,
-               ChatTemplate chat_template);
+               ChatTemplate chat_template, const ApiKeyStore* api_keys);
   void AddRoutes(httplib::Server& server, std::shared_ptr<prometheus::Registry> registry);
   static ServedModel WithTemplate(ServedModel model, const ChatTemplate* chat_template);
 
+  ServerMetrics* const metrics_;
+  const ApiKeyStore* const api_keys_;
   GenerationGateway gateway_;
   const ChatTemplate chat_template_;
   const ServedModel model_;

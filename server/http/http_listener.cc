@@ -54,7 +54,24 @@ absl::StatusOr<std::unique_ptr<HttpListener>> HttpListener::Start(
   absl::StatusOr<std::pair<std::string, int>> host_port = SplitHostPort(address, options.flag);
   if (!host_port.ok()) return host_port.status();
   std::unique_ptr<HttpListener> listener(new HttpListener());
-  Server& server = listener->server_;
+  if (options.tls != nullptr) {
+    const TlsOptions& paths = options.tls->paths;
+    auto tls_server = std::make_unique<Exposed<httplib::SSLServer>>(
+        paths.cert_path.c_str(), paths.key_path.c_str(),
+        paths.client_ca_path.empty() ? nullptr : paths.client_ca_path.c_str());
+    // LoadTlsFiles checked these files already; this fails only when they changed since.
+    if (!tls_server->is_valid()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          options.flag, ": cannot set up TLS from --tls-cert=", paths.cert_path,
+          ", --tls-key=", paths.key_path,
+          paths.client_ca_path.empty() ? ""
+                                       : absl::StrCat(", --tls-client-ca=", paths.client_ca_path)));
+    }
+    listener->server_ = std::move(tls_server);
+  } else {
+    listener->server_ = std::make_unique<Exposed<httplib::Server>>();
+  }
+  httplib::Server& server = *listener->server_;
   const int threads = options.threads;
   server.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   server.set_socket_options(ListenSocketOptions);
@@ -75,7 +92,10 @@ absl::StatusOr<std::unique_ptr<HttpListener>> HttpListener::Start(
   // cpp-httplib 0.11 listens with a backlog of 5: a burst of new connections (32 clients
   // connecting at once) overflows it and the kernel drops SYNs, which clients resend only
   // after a second. Listening again on the bound socket raises the backlog.
-  ::listen(server.listening_socket(), SOMAXCONN);
+  const socket_t listening_socket =
+      options.tls != nullptr ? static_cast<Exposed<httplib::SSLServer>&>(server).listening_socket()
+                             : static_cast<Exposed<httplib::Server>&>(server).listening_socket();
+  ::listen(listening_socket, SOMAXCONN);
   auto loop_ended = std::make_shared<std::atomic<bool>>(false);
   listener->thread_ = std::thread([&server, loop_ended] {
     server.listen_after_bind();
@@ -92,7 +112,8 @@ absl::StatusOr<std::unique_ptr<HttpListener>> HttpListener::Start(
 HttpListener::~HttpListener() { Stop(); }
 
 void HttpListener::Stop() {
-  server_.stop();
+  if (server_ == nullptr) return;
+  server_->stop();
   if (thread_.joinable()) thread_.join();
 }
 

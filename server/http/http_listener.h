@@ -14,12 +14,16 @@
 
 #include <httplib.h>
 #include "absl/status/statusor.h"
+#include "server/tls_files.h"
 
 namespace slotserve::server::http {
 
 struct ListenerOptions {
   std::string flag;  // the flag that gave the address ("--http-listen"), named in errors
   int threads = 4;   // connections served at once
+  // HTTPS with these (already checked) files when set; plain HTTP otherwise. Client
+  // certificates are required when they include a client CA.
+  const TlsFiles* tls = nullptr;
 };
 
 class HttpListener {
@@ -44,13 +48,16 @@ class HttpListener {
  private:
   HttpListener() = default;
 
-  // Exposes the listening socket, whose backlog Start() raises.
-  class Server : public httplib::Server {
+  // Exposes the listening socket of an httplib::Server or SSLServer, whose backlog Start()
+  // raises.
+  template <typename Base>
+  class Exposed : public Base {
    public:
-    socket_t listening_socket() const { return svr_sock_; }
+    using Base::Base;
+    socket_t listening_socket() const { return this->svr_sock_; }
   };
 
-  Server server_;
+  std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;
 };

@@ -82,6 +82,12 @@ ApiError ToApiError(const absl::Status& status, const ParamNames& names) {
         if (error.param.has_value()) error.code = "invalid_value";
       }
       break;
+    case absl::StatusCode::kUnauthenticated:
+      // What OpenAI answers for a missing or wrong key, so SDKs raise their auth error.
+      error.http_status = 401;
+      error.type = "invalid_request_error";
+      error.code = error.code.value_or("invalid_api_key");
+      break;
     case absl::StatusCode::kNotFound:
       error.http_status = 404;
       error.type = "invalid_request_error";

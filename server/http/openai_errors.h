@@ -38,8 +38,9 @@ struct ApiError {
 };
 
 // INVALID_ARGUMENT, FAILED_PRECONDITION, OUT_OF_RANGE -> 400 (invalid_request_error, naming
-// the parameter); NOT_FOUND -> 404; RESOURCE_EXHAUSTED -> 429 (the queue is full);
-// UNAVAILABLE -> 503 (draining or stopped); DEADLINE_EXCEEDED -> 504; anything else -> 500.
+// the parameter); UNAUTHENTICATED -> 401 (invalid_api_key); NOT_FOUND -> 404; RESOURCE_EXHAUSTED ->
+// 429 (the queue is full); UNAVAILABLE -> 503 (draining or stopped); DEADLINE_EXCEEDED -> 504;
+// anything else -> 500.
 ApiError ToApiError(const absl::Status& status, const ParamNames& names = {});
 
 // {"error": {...}}

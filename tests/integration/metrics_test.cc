@@ -11,6 +11,7 @@ namespace {
 
 const char* const kFamilies[] = {
     "slotserve_requests_total",
+    "slotserve_unauthenticated_requests_total",
     "slotserve_prompt_tokens_total",
     "slotserve_generated_tokens_total",
     "slotserve_queue_time_seconds",

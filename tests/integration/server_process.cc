@@ -52,7 +52,7 @@ std::unique_ptr<ServerProcess> ServerProcess::Start(const std::vector<std::strin
   // "listening on 127.0.0.1:PORT, metrics on http://127.0.0.1:PORT/metrics"
   const std::regex startup(R"(listening on ([0-9.]+:[0-9]+), metrics on http://[0-9.]+:([0-9]+))");
   // Printed before the main line, so it is there once that is.
-  const std::regex http_api(R"(HTTP API on http://[0-9.]+:([0-9]+))");
+  const std::regex http_api(R"(HTTP API on https?://[0-9.]+:([0-9]+))");
   const absl::Time give_up = absl::Now() + absl::Seconds(60);
   while (absl::Now() < give_up) {
     std::smatch match;
@@ -85,6 +85,8 @@ std::shared_ptr<grpc::Channel> ServerProcess::NewChannel() const {
 }
 
 void ServerProcess::Terminate() const { kill(pid_, SIGTERM); }
+
+void ServerProcess::Signal(int signal_number) const { kill(pid_, signal_number); }
 
 std::optional<int> ServerProcess::WaitForExit(absl::Duration timeout) {
   const absl::Time give_up = absl::Now() + timeout;

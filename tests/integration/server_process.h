@@ -33,6 +33,8 @@ class ServerProcess {
 
   // Sends SIGTERM.
   void Terminate() const;
+  // Sends `signal_number` (SIGHUP: reread --api-keys-file).
+  void Signal(int signal_number) const;
   // The exit status (or 128 + signal) once the process ended within `timeout`.
   std::optional<int> WaitForExit(absl::Duration timeout);
   // Everything the server wrote to stderr/stdout so far.

@@ -11,7 +11,7 @@ import grpc
 import grpc.aio
 
 from slotserve import _requests
-from slotserve._base import ClientBase, StreamBase
+from slotserve._base import ClientBase, StreamBase, open_channel
 from slotserve._stubs import health_pb, pb
 from slotserve.errors import from_rpc_error
 
@@ -51,19 +51,26 @@ class AsyncGenerationStream(StreamBase):
 class AsyncClient(ClientBase):
     """slotserve.v1 over gRPC on asyncio (grpc.aio). Create it inside a running event loop."""
 
-    def __init__(self, target="127.0.0.1:50051", *, timeout=None, options=None):
-        super().__init__(grpc.aio.insecure_channel(target, options=options or []), timeout)
+    def __init__(self, target="127.0.0.1:50051", *, timeout=None, options=None,
+                 root_certificates=None, certificate_chain=None, private_key=None,
+                 server_name=None, api_key=None):
+        """TLS and `api_key` as Client."""
+        channel = open_channel(grpc.aio, target, options, root_certificates, certificate_chain,
+                               private_key, server_name)
+        super().__init__(channel, timeout, api_key)
 
     def generate(self, prompt, *, timeout=None, **options):
         """Streams the completion of `prompt`; options as Client.generate."""
         request = _requests.build_request(prompt, **options)
         return AsyncGenerationStream(
-            self._stub.Generate(request, timeout=self._timeout_of(timeout)))
+            self._stub.Generate(request, timeout=self._timeout_of(timeout),
+                                metadata=self._metadata))
 
     async def complete(self, prompt, *, timeout=None, **options):
         request = _requests.build_request(prompt, **options)
         try:
-            response = await self._stub.Complete(request, timeout=self._timeout_of(timeout))
+            response = await self._stub.Complete(request, timeout=self._timeout_of(timeout),
+                                                 metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return _requests.completion(response)
@@ -71,14 +78,16 @@ class AsyncClient(ClientBase):
     async def info(self, *, timeout=None):
         try:
             return await self._stub.GetModelInfo(pb.GetModelInfoRequest(),
-                                                 timeout=self._timeout_of(timeout))
+                                                 timeout=self._timeout_of(timeout),
+                                                 metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
 
     async def health(self, service="", *, timeout=None):
         try:
             response = await self._health.Check(health_pb.HealthCheckRequest(service=service),
-                                                timeout=self._timeout_of(timeout))
+                                                timeout=self._timeout_of(timeout),
+                                                metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return _requests.health_name(response)

@@ -8,7 +8,7 @@
 import grpc
 
 from slotserve import _requests
-from slotserve._base import ClientBase, StreamBase
+from slotserve._base import ClientBase, StreamBase, open_channel
 from slotserve._stubs import health_pb, pb
 from slotserve.errors import from_rpc_error
 
@@ -46,8 +46,16 @@ class Client(ClientBase):
     """slotserve.v1 over gRPC. `timeout` (seconds) applies to every call unless a call gives its
     own; None waits as long as the call takes."""
 
-    def __init__(self, target="127.0.0.1:50051", *, timeout=None, options=None):
-        super().__init__(grpc.insecure_channel(target, options=options or []), timeout)
+    def __init__(self, target="127.0.0.1:50051", *, timeout=None, options=None,
+                 root_certificates=None, certificate_chain=None, private_key=None,
+                 server_name=None, api_key=None):
+        """TLS: `root_certificates` (PEM bytes of the CA to trust) turns it on;
+        `certificate_chain` and `private_key` (PEM bytes) are the client certificate for
+        servers that require one; `server_name` overrides the name checked in the server's
+        certificate. `api_key` is sent as `authorization: Bearer <key>` with every call."""
+        channel = open_channel(grpc, target, options, root_certificates, certificate_chain,
+                               private_key, server_name)
+        super().__init__(channel, timeout, api_key)
 
     def generate(self, prompt, *, timeout=None, **options):
         """Streams the completion of `prompt` (text, or a list of token ids). Options: see
@@ -55,13 +63,15 @@ class Client(ClientBase):
         repetition/presence/frequency_penalty, seed, stop, stop_token_ids, ignore_eos,
         min_new_tokens, logprobs, request_id)."""
         request = _requests.build_request(prompt, **options)
-        return GenerationStream(self._stub.Generate(request, timeout=self._timeout_of(timeout)))
+        return GenerationStream(self._stub.Generate(request, timeout=self._timeout_of(timeout),
+                                                    metadata=self._metadata))
 
     def complete(self, prompt, *, timeout=None, **options):
         """The same generation, returned whole as a Completion."""
         request = _requests.build_request(prompt, **options)
         try:
-            response = self._stub.Complete(request, timeout=self._timeout_of(timeout))
+            response = self._stub.Complete(request, timeout=self._timeout_of(timeout),
+                                           metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return _requests.completion(response)
@@ -70,7 +80,8 @@ class Client(ClientBase):
         """The model and the live state-slot pool (slotserve.v1.ModelInfo)."""
         try:
             return self._stub.GetModelInfo(pb.GetModelInfoRequest(),
-                                           timeout=self._timeout_of(timeout))
+                                           timeout=self._timeout_of(timeout),
+                                           metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
 
@@ -78,7 +89,8 @@ class Client(ClientBase):
         """"SERVING" or "NOT_SERVING" (draining) from grpc.health.v1."""
         try:
             response = self._health.Check(health_pb.HealthCheckRequest(service=service),
-                                          timeout=self._timeout_of(timeout))
+                                          timeout=self._timeout_of(timeout),
+                                          metadata=self._metadata)
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return _requests.health_name(response)

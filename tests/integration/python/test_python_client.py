@@ -201,5 +201,90 @@ class AsyncClientTest(unittest.TestCase):
         asyncio.run(run())
 
 
+def make_certificates(directory):
+    """A CA, a server certificate for 127.0.0.1/localhost and a client certificate, both
+    signed by it, made by openssl into `directory`; returns their paths by name."""
+    paths = {name: os.path.join(directory, name) for name in
+             ("ca.pem", "ca.key", "server.pem", "server.key", "client.pem", "client.key")}
+    san = os.path.join(directory, "san.ext")
+    with open(san, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+
+    def openssl(*args):
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+
+    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=ca",
+            "-keyout", paths["ca.key"], "-out", paths["ca.pem"])
+    for name, extra in (("server", ["-extfile", san]), ("client", [])):
+        csr = os.path.join(directory, f"{name}.csr")
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", f"/CN={name}", "-keyout",
+                paths[f"{name}.key"], "-out", csr)
+        openssl("x509", "-req", "-in", csr, "-CA", paths["ca.pem"], "-CAkey", paths["ca.key"],
+                "-CAcreateserial", "-days", "2", "-out", paths[f"{name}.pem"], *extra)
+    return paths
+
+
+class TlsAndApiKeyTest(unittest.TestCase):
+    """Mutual TLS and an API key: the client's root_certificates, certificate_chain,
+    private_key and api_key arguments."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory()
+        cls.paths = make_certificates(cls.dir.name)
+        keys = os.path.join(cls.dir.name, "keys.txt")
+        with open(keys, "w") as f:
+            f.write("py-key\n")
+        cls.server = Server(f"--tls-cert={cls.paths['server.pem']}",
+                            f"--tls-key={cls.paths['server.key']}",
+                            f"--tls-client-ca={cls.paths['ca.pem']}", f"--api-keys-file={keys}")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+        cls.dir.cleanup()
+
+    def read(self, name):
+        with open(self.paths[name], "rb") as f:
+            return f.read()
+
+    def client(self, **kwargs):
+        return slotserve.Client(self.server.address, timeout=10,
+                                root_certificates=self.read("ca.pem"), **kwargs)
+
+    def test_certificate_and_key_work_and_each_is_needed(self):
+        tls = {"certificate_chain": self.read("client.pem"),
+               "private_key": self.read("client.key")}
+        with self.client(api_key="py-key", **tls) as client:
+            self.assertEqual(client.complete("In", max_new_tokens=2, ignore_eos=True)
+                             .finished.generated_tokens, 2)
+            self.assertEqual(client.health(), "SERVING")
+        with self.client(**tls) as client:
+            self.assertEqual(client.health(), "SERVING")  # health needs no key
+            with self.assertRaises(slotserve.errors.UnauthenticatedError):
+                client.info()
+        with self.client(api_key="wrong", **tls) as client:
+            with self.assertRaises(slotserve.errors.UnauthenticatedError):
+                client.info()
+        with self.client(api_key="py-key") as client:  # no client certificate
+            with self.assertRaises(slotserve.errors.UnavailableError):
+                client.info()
+
+    def test_async_client_takes_the_same_arguments(self):
+        async def run():
+            async with slotserve.AsyncClient(
+                    self.server.address, timeout=10, root_certificates=self.read("ca.pem"),
+                    certificate_chain=self.read("client.pem"),
+                    private_key=self.read("client.key"), api_key="py-key") as client:
+                info = await client.info()
+                self.assertGreater(info.slots_total, 0)
+
+        asyncio.run(run())
+
+    def test_tls_arguments_without_root_certificates_are_refused(self):
+        with self.assertRaises(ValueError):
+            slotserve.Client("127.0.0.1:1", private_key=b"x", certificate_chain=b"y")
+
+
 if __name__ == "__main__":
     unittest.main()

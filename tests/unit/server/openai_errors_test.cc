@@ -23,6 +23,13 @@ TEST(OpenAiErrorsTest, StatusCodesMapToHttpStatuses) {
   EXPECT_EQ(ToApiError(absl::DataLossError("x")).type, "server_error");
 }
 
+TEST(OpenAiErrorsTest, UnauthenticatedIsOpenAisInvalidApiKey) {
+  const ApiError error = ToApiError(absl::UnauthenticatedError("the API key is not valid"));
+  EXPECT_EQ(error.http_status, 401);
+  EXPECT_EQ(error.type, "invalid_request_error");
+  EXPECT_EQ(error.code, "invalid_api_key");
+}
+
 TEST(OpenAiErrorsTest, EngineFieldsAreRenamedOnlyAtTheStartOfTheMessage) {
   ApiError error = ToApiError(absl::InvalidArgumentError("sampling.top_p must be in (0, 1]"));
   EXPECT_EQ(error.param, "top_p");
