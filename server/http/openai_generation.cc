@@ -1,8 +1,10 @@
 #include "server/http/openai_generation.h"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -88,36 +90,67 @@ bool WriteEvent(httplib::DataSink& sink, const std::string& data) {
 }
 
 // The body of a streaming response, run on the connection's thread after Handle returned.
-// Returns false (cpp-httplib then drops the connection) when the client went away.
+// Returns false (cpp-httplib then drops the connection) when the client went away. Each chunk
+// carries one choice's news; the stream ends once every choice has.
 bool Stream(Generation& generation, httplib::DataSink& sink) {
-  if (std::optional<nlohmann::ordered_json> start = generation.builder.StreamStart()) {
-    if (!WriteEvent(sink, Dump(*start))) return false;
+  for (const nlohmann::ordered_json& start : generation.builder.StreamStart()) {
+    if (!WriteEvent(sink, Dump(start))) return false;
   }
+  std::vector<engine::Finished> ended;
   while (true) {
     TokenEventQueue::Events events = generation.events->Take(GenerationHandler::kIdleCheck);
     if (events.empty()) {
       if (!sink.is_writable()) return false;  // also notices a peer that closed
       continue;
     }
-    const engine::Finished* finished = events.finished ? &*events.finished : nullptr;
-    const bool failed = finished != nullptr && !finished->status.ok();
-    if (std::optional<nlohmann::ordered_json> chunk =
-            generation.builder.StreamChunk(events.tokens, failed ? nullptr : finished)) {
-      if (!WriteEvent(sink, Dump(*chunk))) return false;
+    for (const TokenEventQueue::ChoiceEvents& choice : events.choices) {
+      const engine::Finished* finished = choice.finished ? &*choice.finished : nullptr;
+      if (finished != nullptr && !finished->status.ok()) {
+        // Cut off after the response began (drain timeout, a model failure): as vLLM, an
+        // error event, then the end of the stream (the other choices are cancelled when the
+        // Generation is released).
+        const ApiError error = ToApiError(finished->status, generation.request.names);
+        if (!WriteEvent(sink, Dump(ErrorBody(error)))) return false;
+        if (!WriteEvent(sink, "[DONE]")) return false;
+        sink.done();
+        return true;
+      }
+      if (std::optional<nlohmann::ordered_json> chunk =
+              generation.builder.StreamChunk(choice.tokens, finished)) {
+        if (!WriteEvent(sink, Dump(*chunk))) return false;
+      }
+      if (finished != nullptr) ended.push_back(*finished);
     }
-    if (finished == nullptr) continue;
-    if (failed) {
-      // Cut off after the response began (drain timeout, a model failure): as vLLM, an
-      // error event, then the end of the stream.
-      const ApiError error = ToApiError(finished->status, generation.request.names);
-      if (!WriteEvent(sink, Dump(ErrorBody(error)))) return false;
-    } else if (generation.request.include_usage) {
-      if (!WriteEvent(sink, Dump(generation.builder.UsageChunk(*finished)))) return false;
+    if (!events.request_done) continue;
+    if (generation.request.include_usage) {
+      if (!WriteEvent(sink, Dump(generation.builder.UsageChunk(ended)))) return false;
     }
     if (!WriteEvent(sink, "[DONE]")) return false;
     sink.done();
     return true;
   }
+}
+
+// Every choice's merged output, once the request ended; the first failure's status instead
+// when one ended in error.
+absl::StatusOr<std::vector<ChoiceOutput>> AwaitChoices(TokenEventQueue& events) {
+  std::map<int32_t, engine::TokenChunk> tokens;
+  std::map<int32_t, engine::Finished> ended;
+  bool done = false;
+  while (!done) {
+    TokenEventQueue::Events taken = events.Take(absl::Seconds(1));
+    for (TokenEventQueue::ChoiceEvents& choice : taken.choices) {
+      AppendTokens(choice.tokens, &tokens[choice.index]);
+      if (choice.finished.has_value()) {
+        SLOTSERVE_RETURN_IF_ERROR(choice.finished->status);
+        ended.emplace(choice.index, *std::move(choice.finished));
+      }
+    }
+    done = taken.request_done;
+  }
+  std::vector<ChoiceOutput> choices;
+  for (auto& [index, finished] : ended) choices.push_back({tokens[index], finished});
+  return choices;
 }
 
 }  // namespace
@@ -163,18 +196,12 @@ void GenerationHandler::Handle(Endpoint endpoint, const httplib::Request& http_r
                                           });
     return;
   }
-  engine::TokenChunk tokens;
-  std::optional<engine::Finished> finished;
-  while (!finished.has_value()) {
-    TokenEventQueue::Events events = generation->events->Take(absl::Seconds(1));
-    AppendTokens(events.tokens, &tokens);
-    finished = std::move(events.finished);
-  }
-  if (!finished->status.ok()) {
-    SendError(finished->status, response, generation->request.names);
+  absl::StatusOr<std::vector<ChoiceOutput>> choices = AwaitChoices(*generation->events);
+  if (!choices.ok()) {
+    SendError(choices.status(), response, generation->request.names);
     return;
   }
-  response.set_content(Dump(generation->builder.Complete(tokens, *finished)), "application/json");
+  response.set_content(Dump(generation->builder.Complete(*choices)), "application/json");
 }
 
 }  // namespace slotserve::server::http

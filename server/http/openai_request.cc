@@ -32,19 +32,22 @@ absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
                     absl::StatusCode::kNotFound);
 }
 
-// n and best_of: one choice per request until the request-state fork (DESIGN §9) lands.
-absl::Status CheckSingleChoice(JsonParams& params) {
-  for (const char* name : {"n", "best_of"}) {
-    int64_t count = 1;
-    SLOTSERVE_RETURN_IF_ERROR(params.Int(name, &count));
-    if (count < 1) return Invalid(name, absl::StrCat(name, " must be >= 1, got ", count));
-    if (count > 1) {
-      return Unsupported(name, absl::StrCat("only 1 choice per request is supported (several "
-                                            "need the request-state fork, which this server "
-                                            "does not have yet), got ",
-                                            count));
-    }
+// n: choices prefilled once and forked (DESIGN §9); its upper limit is the engine's
+// (--max-n), checked by Submit. best_of: only equal to n (ranking more candidates than are
+// returned is not supported).
+absl::Status ReadChoices(JsonParams& params, engine::GenerationRequest* generation) {
+  int64_t n = 1;
+  SLOTSERVE_RETURN_IF_ERROR(params.Int("n", &n));
+  if (n < 1) return Invalid("n", absl::StrCat("n must be >= 1, got ", n));
+  int64_t best_of = n;
+  SLOTSERVE_RETURN_IF_ERROR(params.Int("best_of", &best_of));
+  if (best_of != n) {
+    return Unsupported("best_of", absl::StrCat("best_of must equal n (", n,
+                                               "): ranking more candidates than are returned "
+                                               "is not supported, got ",
+                                               best_of));
   }
+  generation->n = n;
   return absl::OkStatus();
 }
 
@@ -119,7 +122,7 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
   request->endpoint = endpoint;
   request->model = model.name;
   SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
-  SLOTSERVE_RETURN_IF_ERROR(CheckSingleChoice(params));
+  SLOTSERVE_RETURN_IF_ERROR(ReadChoices(params, &request->generation));
   SLOTSERVE_RETURN_IF_ERROR(ReadSampling(params, &request->generation.sampling));
   SLOTSERVE_RETURN_IF_ERROR(ReadStopping(params, endpoint, request));
   SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));

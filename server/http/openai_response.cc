@@ -26,10 +26,13 @@ const char* OpenAiFinishReason(engine::FinishReason reason) {
   return reason == engine::FinishReason::kLength ? "length" : "stop";
 }
 
-nlohmann::ordered_json Usage(const engine::Finished& finished) {
-  return {{"prompt_tokens", finished.prompt_tokens},
-          {"completion_tokens", finished.generated_tokens},
-          {"total_tokens", finished.prompt_tokens + finished.generated_tokens}};
+nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices) {
+  const int64_t prompt = choices.empty() ? 0 : choices.front().prompt_tokens;
+  int64_t completion = 0;
+  for (const engine::Finished& finished : choices) completion += finished.generated_tokens;
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", completion},
+          {"total_tokens", prompt + completion}};
 }
 
 std::string LogprobsFormatter::TokenText(int32_t id) const {
@@ -93,7 +96,7 @@ nlohmann::ordered_json LogprobsFormatter::Format(
 
 ResponseBuilder::ResponseBuilder(const OpenAiRequest& request, ResponseHeader header,
                                  const engine::Tokenizer* tokenizer)
-    : request_(request), header_(std::move(header)), logprobs_(tokenizer, request.endpoint) {}
+    : request_(request), header_(std::move(header)), tokenizer_(tokenizer) {}
 
 nlohmann::ordered_json ResponseBuilder::Envelope(bool chunk) const {
   const bool chat = request_.endpoint == Endpoint::kChat;
@@ -109,7 +112,7 @@ nlohmann::ordered_json ResponseBuilder::Envelope(bool chunk) const {
 
 nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,
                                                const engine::Finished* finished, bool streaming) {
-  nlohmann::ordered_json choice = {{"index", 0}};
+  nlohmann::ordered_json choice = {{"index", tokens.choice_index}};
   if (request_.endpoint == Endpoint::kCompletions) {
     choice["text"] = tokens.text;
   } else if (streaming) {
@@ -118,32 +121,42 @@ nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,
   } else {
     choice["message"] = {{"role", "assistant"}, {"content", tokens.text}};
   }
-  choice["logprobs"] = logprobs_.Format(tokens.logprobs);
+  auto formatter = logprobs_.try_emplace(tokens.choice_index, tokenizer_, request_.endpoint).first;
+  choice["logprobs"] = formatter->second.Format(tokens.logprobs);
   choice["finish_reason"] =
       finished != nullptr ? nlohmann::ordered_json(OpenAiFinishReason(finished->reason)) : nullptr;
   if (request_.return_token_ids) choice["token_ids"] = tokens.ids;
   return choice;
 }
 
-nlohmann::ordered_json ResponseBuilder::Complete(const engine::TokenChunk& tokens,
-                                                 const engine::Finished& finished) {
+nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>& choices) {
   nlohmann::ordered_json response = Envelope(/*chunk=*/false);
-  response["choices"] =
-      nlohmann::ordered_json::array({Choice(tokens, &finished, /*streaming=*/false)});
-  response["usage"] = Usage(finished);
+  response["choices"] = nlohmann::ordered_json::array();
+  std::vector<engine::Finished> ends;
+  for (const ChoiceOutput& choice : choices) {
+    engine::TokenChunk tokens = choice.tokens;
+    tokens.choice_index = choice.finished.choice_index;
+    response["choices"].push_back(Choice(tokens, &choice.finished, /*streaming=*/false));
+    ends.push_back(choice.finished);
+  }
+  response["usage"] = Usage(ends);
   return response;
 }
 
-std::optional<nlohmann::ordered_json> ResponseBuilder::StreamStart() const {
-  if (request_.endpoint != Endpoint::kChat) return std::nullopt;
-  nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
-  chunk["choices"] =
-      nlohmann::ordered_json::array({{{"index", 0},
-                                      {"delta", {{"role", "assistant"}, {"content", ""}}},
-                                      {"logprobs", nullptr},
-                                      {"finish_reason", nullptr}}});
-  if (request_.include_usage) chunk["usage"] = nullptr;
-  return chunk;
+std::vector<nlohmann::ordered_json> ResponseBuilder::StreamStart() const {
+  std::vector<nlohmann::ordered_json> chunks;
+  if (request_.endpoint != Endpoint::kChat) return chunks;
+  for (int64_t index = 0; index < std::max<int64_t>(request_.generation.n, 1); ++index) {
+    nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
+    chunk["choices"] =
+        nlohmann::ordered_json::array({{{"index", index},
+                                        {"delta", {{"role", "assistant"}, {"content", ""}}},
+                                        {"logprobs", nullptr},
+                                        {"finish_reason", nullptr}}});
+    if (request_.include_usage) chunk["usage"] = nullptr;
+    chunks.push_back(std::move(chunk));
+  }
+  return chunks;
 }
 
 std::optional<nlohmann::ordered_json> ResponseBuilder::StreamChunk(
@@ -158,10 +171,11 @@ std::optional<nlohmann::ordered_json> ResponseBuilder::StreamChunk(
   return chunk;
 }
 
-nlohmann::ordered_json ResponseBuilder::UsageChunk(const engine::Finished& finished) const {
+nlohmann::ordered_json ResponseBuilder::UsageChunk(
+    const std::vector<engine::Finished>& choices) const {
   nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
   chunk["choices"] = nlohmann::ordered_json::array();
-  chunk["usage"] = Usage(finished);
+  chunk["usage"] = Usage(choices);
   return chunk;
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,26 +44,33 @@ class LogprobsFormatter {
   int64_t text_offset_ = 0;  // characters of the token texts before the next token
 };
 
-// Builds one request's response objects.
+// One choice's whole output, for an answer that is not streamed.
+struct ChoiceOutput {
+  engine::TokenChunk tokens;  // every chunk of the choice merged
+  engine::Finished finished;  // its end (finished.choice_index is its index)
+};
+
+// Builds one request's response objects. A request with n choices (GenerationRequest::n) has
+// one "choices" entry per choice in a whole answer, and stream chunks that each carry one
+// choice's news under its "index", as OpenAI and vLLM send them.
 class ResponseBuilder {
  public:
   ResponseBuilder(const OpenAiRequest& request, ResponseHeader header,
                   const engine::Tokenizer* tokenizer);
 
-  // The whole answer of a request that was not streamed; `tokens` holds every chunk merged.
-  nlohmann::ordered_json Complete(const engine::TokenChunk& tokens,
-                                  const engine::Finished& finished);
+  // The whole answer of a request that was not streamed: every choice, in index order.
+  nlohmann::ordered_json Complete(const std::vector<ChoiceOutput>& choices);
 
-  // The first chunk of a chat stream: the assistant's role, no text yet (OpenAI sends it
-  // before the first token). Completions have none.
-  std::optional<nlohmann::ordered_json> StreamStart() const;
-  // A stream chunk with what arrived since the last one; `finished` (when not null) ends the
-  // choice with its finish_reason. nullopt when there is nothing to send (no text, ids or
-  // logprobs, not finished).
+  // The first chunks of a chat stream, one per choice: the assistant's role, no text yet
+  // (OpenAI sends them before the first token). Completions have none.
+  std::vector<nlohmann::ordered_json> StreamStart() const;
+  // A stream chunk with what arrived for choice delta.choice_index since its last one;
+  // `finished` (when not null) ends that choice with its finish_reason. nullopt when there is
+  // nothing to send (no text, ids or logprobs, not finished).
   std::optional<nlohmann::ordered_json> StreamChunk(const engine::TokenChunk& delta,
                                                     const engine::Finished* finished);
-  // stream_options.include_usage: the last chunk, with no choices and the usage.
-  nlohmann::ordered_json UsageChunk(const engine::Finished& finished) const;
+  // stream_options.include_usage: the last chunk, with no choices and the usage of all.
+  nlohmann::ordered_json UsageChunk(const std::vector<engine::Finished>& choices) const;
 
  private:
   // {id, object, created, model}: `chunk` picks the stream chunk's object name.
@@ -72,12 +80,14 @@ class ResponseBuilder {
 
   const OpenAiRequest& request_;
   ResponseHeader header_;
-  LogprobsFormatter logprobs_;
+  const engine::Tokenizer* tokenizer_;
+  std::map<int32_t, LogprobsFormatter> logprobs_;  // by choice: each keeps its text offset
 };
 
 // "length" for kLength, "stop" for the model's eos, a stop token or a stop sequence.
 const char* OpenAiFinishReason(engine::FinishReason reason);
 
-nlohmann::ordered_json Usage(const engine::Finished& finished);
+// The prompt counted once (the choices share its prefill), the completions of every choice.
+nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices);
 
 }  // namespace slotserve::server::http

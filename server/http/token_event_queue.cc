@@ -12,13 +12,20 @@ void AppendTokens(const engine::TokenChunk& chunk, engine::TokenChunk* merged) {
 
 void TokenEventQueue::OnTokens(const engine::TokenChunk& chunk) {
   absl::MutexLock lock(&mu_);
-  AppendTokens(chunk, &pending_);
+  ChoiceEvents& choice = pending_[chunk.choice_index];
+  choice.index = chunk.choice_index;
+  choice.tokens.choice_index = chunk.choice_index;
+  AppendTokens(chunk, &choice.tokens);
   has_news_ = true;
 }
 
 void TokenEventQueue::OnFinished(const engine::Finished& finished) {
   absl::MutexLock lock(&mu_);
-  finished_ = finished;
+  ChoiceEvents& choice = pending_[finished.choice_index];
+  choice.index = finished.choice_index;
+  choice.tokens.choice_index = finished.choice_index;
+  choice.finished = finished;
+  if (finished.request_done) request_done_ = true;
   has_news_ = true;
 }
 
@@ -27,11 +34,11 @@ TokenEventQueue::Events TokenEventQueue::Take(absl::Duration timeout) {
   mu_.AwaitWithTimeout(absl::Condition(&has_news_), timeout);
   Events events;
   if (!has_news_) return events;
-  events.tokens = std::move(pending_);
-  pending_ = engine::TokenChunk();
-  if (finished_.has_value() && !finished_taken_) {
-    events.finished = finished_;
-    finished_taken_ = true;
+  for (auto& [index, choice] : pending_) events.choices.push_back(std::move(choice));
+  pending_.clear();
+  if (request_done_ && !request_done_taken_) {
+    events.request_done = true;
+    request_done_taken_ = true;
   }
   has_news_ = false;
   return events;
@@ -39,7 +46,7 @@ TokenEventQueue::Events TokenEventQueue::Take(absl::Duration timeout) {
 
 bool TokenEventQueue::finished() const {
   absl::MutexLock lock(&mu_);
-  return finished_.has_value();
+  return request_done_;
 }
 
 }  // namespace slotserve::server::http

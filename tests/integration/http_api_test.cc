@@ -124,6 +124,59 @@ TEST_F(HttpApiTest, StreamsAreServerSentEventsEndingWithUsageAndDone) {
   EXPECT_EQ(whole.json["choices"][0]["message"]["content"], stream.text);
 }
 
+// n > 1 (DESIGN §9 fork): one prefill, then choice i samples with seed + i, so each choice is
+// the single-choice request with that seed; streamed chunks carry each choice's index.
+TEST_F(HttpApiTest, SeveralChoicesEachEqualTheSingleRequestWithTheirSeed) {
+  const json base = {{"prompt", "In the beginning"},
+                     {"max_tokens", 12},
+                     {"temperature", 1.0},
+                     {"ignore_eos", true},
+                     {"seed", 40}};
+  json forked = base;
+  forked["n"] = 3;
+  const HttpResult whole = PostJson(port(), "/v1/completions", forked);
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  ASSERT_EQ(whole.json["choices"].size(), 3u) << whole.body;
+  std::vector<std::string> expected;
+  int64_t prompt_tokens = 0;
+  for (int i = 0; i < 3; ++i) {
+    json single = base;
+    single["seed"] = 40 + i;
+    const HttpResult alone = PostJson(port(), "/v1/completions", single);
+    ASSERT_EQ(alone.status, 200) << alone.body;
+    expected.push_back(alone.json["choices"][0]["text"]);
+    prompt_tokens = alone.json["usage"]["prompt_tokens"];
+    EXPECT_EQ(whole.json["choices"][i]["index"], i);
+    EXPECT_EQ(whole.json["choices"][i]["text"], expected.back()) << "choice " << i;
+  }
+  EXPECT_NE(expected[0], expected[1]);  // the seeds differ, so (almost surely) do the texts
+  EXPECT_EQ(whole.json["usage"]["prompt_tokens"], prompt_tokens);  // prefilled once
+  EXPECT_EQ(whole.json["usage"]["completion_tokens"], 36);
+
+  json streamed = forked;
+  streamed["stream"] = true;
+  streamed["stream_options"] = {{"include_usage", true}};
+  const SseResult stream = PostStream(port(), "/v1/completions", streamed);
+  ASSERT_EQ(stream.status, 200) << stream.raw;
+  ASSERT_TRUE(stream.done && stream.well_formed) << stream.raw;
+  std::vector<std::string> texts(3);
+  std::vector<int> finishes(3, 0);
+  for (const json& event : stream.events) {
+    for (const json& choice : event["choices"]) {
+      const int index = choice["index"];
+      ASSERT_TRUE(index >= 0 && index < 3) << event.dump();
+      texts[index] += choice["text"].get<std::string>();
+      if (!choice["finish_reason"].is_null()) ++finishes[index];
+    }
+  }
+  EXPECT_EQ(texts, expected);
+  EXPECT_EQ(finishes, std::vector<int>({1, 1, 1}));
+  EXPECT_EQ(stream.events.back()["usage"]["completion_tokens"], 36);
+
+  // Every choice's slot is back once the answers are in.
+  EXPECT_TRUE(PoolIsFull());
+}
+
 TEST_F(HttpApiTest, LogprobsComeInOpenAisShapes) {
   const HttpResult completion = PostJson(
       port(), "/v1/completions",
@@ -166,7 +219,8 @@ TEST_F(HttpApiTest, BadRequestsGetOpenAiErrorsNamingTheParameter) {
   const std::vector<Case> cases = {
       {"/v1/completions", R"({"prompt": "x", "temperature": -1})", 400, "temperature"},
       {"/v1/completions", R"({"prompt": "x", "top_p": "high"})", 400, "top_p"},
-      {"/v1/completions", R"({"prompt": "x", "n": 3})", 400, "n"},
+      {"/v1/completions", R"({"prompt": "x", "n": 100})", 400, "n"},
+      {"/v1/completions", R"({"prompt": "x", "n": 2, "best_of": 3})", 400, "best_of"},
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 300000})", 400, "max_tokens"},
       {"/v1/completions", R"({"prompt": "x", "temprature": 0})", 400, "temprature"},
       {"/v1/completions", R"({"prompt": [1, 5000]})", 400, "prompt[1]"},

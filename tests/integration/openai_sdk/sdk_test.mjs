@@ -130,6 +130,20 @@ test('chat: whole and streamed give the same greedy reply', async () => {
   assert.equal(content, whole.choices[0].message.content);
 });
 
+test('n choices: one per index, streamed under their index too', async () => {
+  const messages = [{ role: 'user', content: 'Who made the light?' }];
+  const whole = await client.chat.completions.create({ model: 'tiny-abc', messages,
+    temperature: 1, seed: 11, max_completion_tokens: 10, n: 2 });
+  assert.deepEqual(whole.choices.map((c) => c.index), [0, 1]);
+  const stream = await client.chat.completions.create({ model: 'tiny-abc', messages,
+    temperature: 1, seed: 11, max_completion_tokens: 10, n: 2, stream: true });
+  const contents = ['', ''];
+  for await (const chunk of stream) {
+    for (const choice of chunk.choices) contents[choice.index] += choice.delta?.content ?? '';
+  }
+  assert.deepEqual(contents, whole.choices.map((c) => c.message.content));
+});
+
 test('errors arrive as the SDK\'s typed exceptions naming the parameter', async () => {
   await assert.rejects(
     client.completions.create({ model: 'tiny-abc', prompt: 'x', temperature: -1 }),
@@ -142,7 +156,7 @@ test('errors arrive as the SDK\'s typed exceptions naming the parameter', async 
     });
   await assert.rejects(
     client.chat.completions.create({ model: 'tiny-abc', messages: [{ role: 'user', content: 'x' }],
-      n: 2 }),
+      n: 100 }),
     (error) => error instanceof OpenAI.BadRequestError && error.param === 'n');
   await assert.rejects(
     client.completions.create({ model: 'gpt-4', prompt: 'x' }),

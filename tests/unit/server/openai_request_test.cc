@@ -112,6 +112,13 @@ TEST_F(OpenAiRequestTest, EveryParameterReachesTheEngineRequest) {
   EXPECT_TRUE(request.return_token_ids);
 }
 
+TEST_F(OpenAiRequestTest, SeveralChoicesReachTheEngineAsN) {
+  EXPECT_EQ(Completion({{"prompt", "x"}, {"n", 3}}).generation.n, 3);
+  EXPECT_EQ(Completion({{"prompt", "x"}, {"n", 2}, {"best_of", 2}}).generation.n, 2);
+  EXPECT_EQ(Chat({{"messages", {{{"role", "user"}, {"content", "x"}}}}, {"n", 4}}).generation.n, 4);
+  EXPECT_EQ(Completion({{"prompt", "x"}}).generation.n, 1);
+}
+
 TEST_F(OpenAiRequestTest, TokenIdPromptsAreUsedAsGivenAndNullMeansUnset) {
   const OpenAiRequest request = Completion({{"prompt", {5, 6, 7}},
                                             {"temperature", nullptr},
@@ -150,10 +157,10 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   ApiError error = CompletionError({{"prompt", "x"}, {"temprature", 0}});
   EXPECT_EQ(error.param, "temprature");
   EXPECT_EQ(error.code, "unknown_parameter");
-  error = CompletionError({{"prompt", "x"}, {"n", 2}});
-  EXPECT_EQ(error.param, "n");
+  error = CompletionError({{"prompt", "x"}, {"n", 2}, {"best_of", 3}});
+  EXPECT_EQ(error.param, "best_of");
   EXPECT_EQ(error.code, "unsupported_value");
-  EXPECT_TRUE(absl::StrContains(error.message, "got 2")) << error.message;
+  EXPECT_TRUE(absl::StrContains(error.message, "got 3")) << error.message;
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"n", 0}}).code, "invalid_value");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"echo", true}}).param, "echo");
@@ -245,6 +252,7 @@ TEST_F(OpenAiRequestTest, EngineValidationErrorsNameTheOpenAiParameter) {
                                      .max_stop_sequences = 4,
                                      .max_stop_sequence_bytes = 8,
                                      .max_top_logprobs = 5,
+                                     .max_n = 4,
                                      .has_tokenizer = true};
   struct Case {
     json body;
@@ -291,6 +299,10 @@ TEST_F(OpenAiRequestTest, EngineValidationErrorsNameTheOpenAiParameter) {
        Endpoint::kCompletions,
        "presence_penalty",
        "presence_penalty must be in [-2, 2]"},
+      {{{"prompt", "x"}, {"n", 5}, {"best_of", 5}},
+       Endpoint::kCompletions,
+       "n",
+       "n must be in [1, 4], got 5"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body.dump());

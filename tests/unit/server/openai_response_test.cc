@@ -40,7 +40,8 @@ TEST(OpenAiResponseTest, WholeCompletionAndChatAnswers) {
   OpenAiRequest completion = Request(Endpoint::kCompletions);
   ResponseBuilder builder(completion, kHeader, nullptr);
   EXPECT_EQ(
-      builder.Complete(Chunk({5, 6}, " and"), Finished(engine::FinishReason::kLength, 3, 2)).dump(),
+      builder.Complete({{Chunk({5, 6}, " and"), Finished(engine::FinishReason::kLength, 3, 2)}})
+          .dump(),
       R"({"id":"cmpl-1","object":"text_completion","created":1700000000,"model":"tiny",)"
       R"("choices":[{"index":0,"text":" and","logprobs":null,"finish_reason":"length"}],)"
       R"("usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}})");
@@ -48,7 +49,7 @@ TEST(OpenAiResponseTest, WholeCompletionAndChatAnswers) {
   chat.return_token_ids = true;
   ResponseBuilder chat_builder(chat, kHeader, nullptr);
   const ordered_json answer = chat_builder.Complete(
-      Chunk({7}, "Amen"), Finished(engine::FinishReason::kStopSequence, 4, 1));
+      {{Chunk({7}, "Amen"), Finished(engine::FinishReason::kStopSequence, 4, 1)}});
   EXPECT_EQ(answer["object"], "chat.completion");
   EXPECT_EQ(answer["choices"][0]["message"].dump(), R"({"role":"assistant","content":"Amen"})");
   EXPECT_EQ(answer["choices"][0]["finish_reason"], "stop");
@@ -61,10 +62,10 @@ TEST(OpenAiResponseTest, StreamChunksSkipEmptyEventsAndEndWithFinishReasonAndUsa
   OpenAiRequest chat = Request(Endpoint::kChat);
   chat.include_usage = true;
   ResponseBuilder builder(chat, kHeader, nullptr);
-  const std::optional<ordered_json> start = builder.StreamStart();
-  ASSERT_TRUE(start.has_value());
-  EXPECT_EQ((*start)["choices"][0]["delta"].dump(), R"({"role":"assistant","content":""})");
-  EXPECT_TRUE((*start)["usage"].is_null());
+  const std::vector<ordered_json> start = builder.StreamStart();
+  ASSERT_EQ(start.size(), 1u);
+  EXPECT_EQ(start[0]["choices"][0]["delta"].dump(), R"({"role":"assistant","content":""})");
+  EXPECT_TRUE(start[0]["usage"].is_null());
   // Ids whose text is held back (an unfinished character) make no chunk.
   EXPECT_FALSE(builder.StreamChunk(Chunk({9}, ""), nullptr).has_value());
   const std::optional<ordered_json> text = builder.StreamChunk(Chunk({10}, "In"), nullptr);
@@ -78,18 +79,51 @@ TEST(OpenAiResponseTest, StreamChunksSkipEmptyEventsAndEndWithFinishReasonAndUsa
   ASSERT_TRUE(last.has_value());
   EXPECT_EQ((*last)["choices"][0]["delta"].dump(), "{}");
   EXPECT_EQ((*last)["choices"][0]["finish_reason"], "length");
-  const ordered_json usage = builder.UsageChunk(finished);
+  const ordered_json usage = builder.UsageChunk({finished});
   EXPECT_TRUE(usage["choices"].empty());
   EXPECT_EQ(usage["usage"]["total_tokens"], 4);
 
   OpenAiRequest completion = Request(Endpoint::kCompletions);
   ResponseBuilder plain(completion, kHeader, nullptr);
-  EXPECT_FALSE(plain.StreamStart().has_value());
+  EXPECT_TRUE(plain.StreamStart().empty());
   const std::optional<ordered_json> chunk = plain.StreamChunk(Chunk({1}, " the"), nullptr);
   ASSERT_TRUE(chunk.has_value());
   EXPECT_EQ((*chunk)["object"], "text_completion");
   EXPECT_EQ((*chunk)["choices"][0]["text"], " the");
   EXPECT_FALSE(chunk->contains("usage"));  // only with include_usage
+}
+
+TEST(OpenAiResponseTest, SeveralChoicesAnswerInIndexOrderAndShareThePromptInUsage) {
+  OpenAiRequest completion = Request(Endpoint::kCompletions);
+  completion.generation.n = 2;
+  ResponseBuilder builder(completion, kHeader, nullptr);
+  engine::Finished first = Finished(engine::FinishReason::kLength, 3, 2);
+  engine::Finished second = Finished(engine::FinishReason::kEos, 3, 1);
+  second.choice_index = 1;
+  const ordered_json answer =
+      builder.Complete({{Chunk({5, 6}, " and"), first}, {Chunk({7}, " so"), second}});
+  ASSERT_EQ(answer["choices"].size(), 2u);
+  EXPECT_EQ(answer["choices"][0]["index"], 0);
+  EXPECT_EQ(answer["choices"][0]["text"], " and");
+  EXPECT_EQ(answer["choices"][1]["index"], 1);
+  EXPECT_EQ(answer["choices"][1]["text"], " so");
+  EXPECT_EQ(answer["choices"][1]["finish_reason"], "stop");
+  // 3 prompt tokens once (prefilled once, then forked), 2 + 1 generated.
+  EXPECT_EQ(answer["usage"].dump(),
+            R"({"prompt_tokens":3,"completion_tokens":3,"total_tokens":6})");
+
+  OpenAiRequest chat = Request(Endpoint::kChat);
+  chat.generation.n = 3;
+  ResponseBuilder chat_builder(chat, kHeader, nullptr);
+  const std::vector<ordered_json> starts = chat_builder.StreamStart();
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_EQ(starts[2]["choices"][0]["index"], 2);
+  engine::TokenChunk of_choice_two = Chunk({8}, "Lo");
+  of_choice_two.choice_index = 2;
+  const std::optional<ordered_json> chunk = chat_builder.StreamChunk(of_choice_two, nullptr);
+  ASSERT_TRUE(chunk.has_value());
+  EXPECT_EQ((*chunk)["choices"][0]["index"], 2);
+  EXPECT_EQ((*chunk)["choices"][0]["delta"]["content"], "Lo");
 }
 
 std::vector<engine::GeneratedTokenLogprobs> Logprobs(const std::vector<int32_t>& ids) {
@@ -142,10 +176,43 @@ TEST(OpenAiResponseTest, TheQueueMergesChunksAndHandsTheEndOverOnce) {
   queue.OnFinished(Finished(engine::FinishReason::kEos, 1, 2));
   EXPECT_TRUE(queue.finished());
   const TokenEventQueue::Events events = queue.Take(absl::ZeroDuration());
-  EXPECT_EQ(events.tokens.ids, (std::vector<int32_t>{1, 2}));
-  EXPECT_EQ(events.tokens.text, "ab");
-  ASSERT_TRUE(events.finished.has_value());
+  ASSERT_EQ(events.choices.size(), 1u);
+  EXPECT_EQ(events.choices[0].tokens.ids, (std::vector<int32_t>{1, 2}));
+  EXPECT_EQ(events.choices[0].tokens.text, "ab");
+  ASSERT_TRUE(events.choices[0].finished.has_value());
+  EXPECT_TRUE(events.request_done);
   EXPECT_TRUE(queue.Take(absl::Milliseconds(1)).empty());
+}
+
+TEST(OpenAiResponseTest, TheQueueKeepsChoicesApartAndEndsWithTheLastOne) {
+  TokenEventQueue queue;
+  engine::TokenChunk second = Chunk({7}, "x");
+  second.choice_index = 1;
+  queue.OnTokens(Chunk({1}, "a"));
+  queue.OnTokens(second);
+  queue.OnTokens(Chunk({2}, "b"));
+  engine::Finished first_end = Finished(engine::FinishReason::kEos, 1, 2);
+  first_end.request_done = false;
+  queue.OnFinished(first_end);
+  EXPECT_FALSE(queue.finished());
+  TokenEventQueue::Events events = queue.Take(absl::ZeroDuration());
+  ASSERT_EQ(events.choices.size(), 2u);
+  EXPECT_EQ(events.choices[0].index, 0);
+  EXPECT_EQ(events.choices[0].tokens.text, "ab");
+  EXPECT_TRUE(events.choices[0].finished.has_value());
+  EXPECT_EQ(events.choices[1].index, 1);
+  EXPECT_EQ(events.choices[1].tokens.choice_index, 1);
+  EXPECT_EQ(events.choices[1].tokens.text, "x");
+  EXPECT_FALSE(events.choices[1].finished.has_value());
+  EXPECT_FALSE(events.request_done);
+  engine::Finished second_end = Finished(engine::FinishReason::kLength, 1, 1);
+  second_end.choice_index = 1;
+  queue.OnFinished(second_end);
+  EXPECT_TRUE(queue.finished());
+  events = queue.Take(absl::ZeroDuration());
+  ASSERT_EQ(events.choices.size(), 1u);
+  EXPECT_EQ(events.choices[0].index, 1);
+  EXPECT_TRUE(events.request_done);
 }
 
 }  // namespace
