@@ -18,8 +18,10 @@ from slotserve.errors import (
     DeadlineExceededError,
     FailedPreconditionError,
     InvalidArgumentError,
+    NotFoundError,
     ResourceExhaustedError,
     SlotServeError,
+    UnauthenticatedError,
     UnavailableError,
 )
 from slotserve.results import Chunk, Completion, Finished, Timings, TokenLogprob
@@ -29,6 +31,6 @@ __version__ = "0.1.0"
 __all__ = [
     "AsyncClient", "AsyncGenerationStream", "CancelledError", "Chunk", "Client", "Completion",
     "DeadlineExceededError", "FailedPreconditionError", "Finished", "GenerationStream",
-    "InvalidArgumentError", "ResourceExhaustedError", "SlotServeError", "Timings",
-    "TokenLogprob", "UnavailableError", "errors",
+    "InvalidArgumentError", "NotFoundError", "ResourceExhaustedError", "SlotServeError", "Timings",
+    "TokenLogprob", "UnauthenticatedError", "UnavailableError", "errors",
 ]

@@ -54,13 +54,20 @@ class ClientBase:
 
 
 class StreamBase:
-    """A Generate call: `finished` is set once the stream ended; cancel() ends it early (the
-    iteration then just stops) and the server frees the request's slot."""
+    """A Generate call: `finished` is set once the stream ended (with n > 1 choices: the last
+    choice to end; `finished_choices` holds every choice's, in the order they ended); cancel()
+    ends it early (the iteration then just stops) and the server frees the request's slots."""
 
     def __init__(self, call):
         self._call = call
         self._cancelled = False
         self.finished = None
+        self.finished_choices = []
+        self._ended = False  # the server ended the stream (every choice finished)
+
+    def _finish(self, finished):
+        self.finished_choices.append(finished)
+        self.finished = finished
 
     def cancel(self):
         self._cancelled = True

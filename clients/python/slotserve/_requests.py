@@ -16,11 +16,21 @@ _FINISH_REASONS = {
 def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperature=None,
                   top_k=None, top_p=None, min_p=None, repetition_penalty=None,
                   presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
-                  stop_token_ids=None, ignore_eos=False, logprobs=None, request_id=""):
+                  stop_token_ids=None, ignore_eos=False, logprobs=None, request_id="", n=None,
+                  keep_session=False, session=None):
     """The request for `prompt` (text, or a list of token ids used as given). Unset options take
     the server's defaults. `logprobs`: None for none, N for each token's log probability and its
-    N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them."""
+    N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them.
+    `n`: choices of one prompt, prefilled once (choice i samples with seed + i). `session`: a
+    handle to continue (only the new prompt is prefilled); `keep_session`: keep the final state
+    (Finished.session_handle names it)."""
     request = pb.GenerateRequest(request_id=request_id)
+    if n is not None:
+        request.n = n
+    if keep_session:
+        request.session.keep = True
+    if session is not None:
+        request.session.handle = session
     if isinstance(prompt, str):
         request.text = prompt.encode("utf-8")
     elif isinstance(prompt, (list, tuple)) and all(isinstance(i, int) for i in prompt):
@@ -57,7 +67,8 @@ def _logprobs(entries):
 
 
 def chunk(tokens):
-    return results.Chunk(list(tokens.ids), tokens.text, _logprobs(tokens.logprobs))
+    return results.Chunk(list(tokens.ids), tokens.text, _logprobs(tokens.logprobs),
+                         tokens.choice_index)
 
 
 def finished(message):
@@ -67,7 +78,8 @@ def finished(message):
         prompt_tokens=message.prompt_tokens, generated_tokens=message.generated_tokens,
         seed=message.seed, request_id=message.request_id,
         timings=results.Timings(t.queue_seconds, t.prefill_seconds, t.first_token_seconds,
-                              t.total_seconds))
+                              t.total_seconds),
+        choice_index=message.choice_index, session_handle=message.session_handle)
 
 
 def completion(response):

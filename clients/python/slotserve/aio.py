@@ -27,7 +27,8 @@ class AsyncGenerationStream(StreamBase):
                 if response.HasField("tokens"):
                     yield _requests.chunk(response.tokens)
                 elif response.HasField("finished"):
-                    self.finished = _requests.finished(response.finished)
+                    self._finish(_requests.finished(response.finished))
+            self._ended = True
         except asyncio.CancelledError:
             if not self._cancelled:
                 raise
@@ -44,7 +45,7 @@ class AsyncGenerationStream(StreamBase):
         return self
 
     async def __aexit__(self, *exc_info):
-        if self.finished is None:
+        if not self._ended:
             self.cancel()
 
 
@@ -91,6 +92,26 @@ class AsyncClient(ClientBase):
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return _requests.health_name(response)
+
+    async def export_session(self, handle, *, timeout=None):
+        """A kept session's state as bytes (importable by any server of the same model)."""
+        try:
+            response = await self._stub.ExportSession(pb.ExportSessionRequest(handle=handle),
+                                                  timeout=self._timeout_of(timeout),
+                                                  metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+        return response.state
+
+    async def import_session(self, state, *, timeout=None):
+        """Bytes from export_session as a new session on this server; returns its handle."""
+        try:
+            response = await self._stub.ImportSession(pb.ImportSessionRequest(state=state),
+                                                  timeout=self._timeout_of(timeout),
+                                                  metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+        return response.handle
 
     async def close(self):
         await self._channel.close()

@@ -24,7 +24,8 @@ class GenerationStream(StreamBase):
                 if response.HasField("tokens"):
                     yield _requests.chunk(response.tokens)
                 elif response.HasField("finished"):
-                    self.finished = _requests.finished(response.finished)
+                    self._finish(_requests.finished(response.finished))
+            self._ended = True
         except grpc.RpcError as error:
             if self._cancelled and error.code() == grpc.StatusCode.CANCELLED:
                 return
@@ -38,7 +39,7 @@ class GenerationStream(StreamBase):
         return self
 
     def __exit__(self, *exc_info):
-        if self.finished is None:
+        if not self._ended:
             self.cancel()
 
 
@@ -61,7 +62,7 @@ class Client(ClientBase):
         """Streams the completion of `prompt` (text, or a list of token ids). Options: see
         slotserve._requests.build_request (max_new_tokens, temperature, top_k, top_p, min_p,
         repetition/presence/frequency_penalty, seed, stop, stop_token_ids, ignore_eos,
-        min_new_tokens, logprobs, request_id)."""
+        min_new_tokens, logprobs, request_id, n, keep_session, session)."""
         request = _requests.build_request(prompt, **options)
         return GenerationStream(self._stub.Generate(request, timeout=self._timeout_of(timeout),
                                                     metadata=self._metadata))
@@ -94,6 +95,26 @@ class Client(ClientBase):
         except grpc.RpcError as error:
             raise from_rpc_error(error) from None
         return _requests.health_name(response)
+
+    def export_session(self, handle, *, timeout=None):
+        """A kept session's state as bytes (importable by any server of the same model)."""
+        try:
+            response = self._stub.ExportSession(pb.ExportSessionRequest(handle=handle),
+                                                  timeout=self._timeout_of(timeout),
+                                                  metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+        return response.state
+
+    def import_session(self, state, *, timeout=None):
+        """Bytes from export_session as a new session on this server; returns its handle."""
+        try:
+            response = self._stub.ImportSession(pb.ImportSessionRequest(state=state),
+                                                  timeout=self._timeout_of(timeout),
+                                                  metadata=self._metadata)
+        except grpc.RpcError as error:
+            raise from_rpc_error(error) from None
+        return response.handle
 
     def close(self):
         self._channel.close()

@@ -22,6 +22,7 @@ class Chunk:
     token_ids: List[int]
     text: str
     logprobs: List[TokenLogprob] = field(default_factory=list)
+    choice_index: int = 0  # which of the request's n choices the tokens belong to
 
 
 @dataclass
@@ -43,6 +44,8 @@ class Finished:
     seed: int
     request_id: str
     timings: Timings
+    choice_index: int = 0  # which choice ended
+    session_handle: str = ""  # the session keeping the final state (keep_session), else ""
 
 
 @dataclass

@@ -110,6 +110,39 @@ class SyncClientTest(unittest.TestCase):
         self.assertEqual(logprobs[0].top[0][0], logprobs[0].id)  # greedy: the likeliest
         self.assertEqual(len(logprobs[0].top), 2)
 
+    def test_n_choices_carry_their_index_and_each_equals_its_seed_alone(self):
+        options = dict(max_new_tokens=10, temperature=1.0, seed=21, ignore_eos=True)
+        texts = {0: "", 1: ""}
+        with self.client.generate("In the beginning", n=2, **options) as stream:
+            for chunk in stream:
+                texts[chunk.choice_index] += chunk.text
+        self.assertEqual(sorted(f.choice_index for f in stream.finished_choices), [0, 1])
+        for index in (0, 1):
+            alone = self.client.complete("In the beginning",
+                                         **dict(options, seed=21 + index))
+            self.assertEqual(texts[index], alone.text, f"choice {index}")
+        self.assertTrue(wait_for(lambda: pool_is_full(self.client), 10))
+
+    def test_sessions_continue_and_travel_as_bytes(self):
+        greedy = dict(temperature=0, ignore_eos=True)
+        first = self.client.complete("In the beginning", max_new_tokens=6, keep_session=True,
+                                     **greedy)
+        handle = first.finished.session_handle
+        self.assertTrue(handle)
+        state = self.client.export_session(handle)
+        self.assertIsInstance(state, bytes)
+        self.assertGreater(len(state), 1000)
+        imported = self.client.import_session(state)
+        self.assertNotEqual(imported, handle)
+        # Continuing the kept session and its imported copy give the same tokens.
+        here = self.client.complete(" and", max_new_tokens=8, session=handle, **greedy)
+        there = self.client.complete(" and", max_new_tokens=8, session=imported, **greedy)
+        self.assertEqual(here.token_ids, there.token_ids)
+        with self.assertRaises(slotserve.NotFoundError):
+            self.client.export_session("no-such-session")
+        with self.assertRaises(slotserve.InvalidArgumentError):
+            self.client.import_session(b"not a state")
+
     def test_info_and_health(self):
         info = self.client.info()
         self.assertEqual(info.model, "tiny-abc")
