@@ -9,6 +9,7 @@ Modules:
   abc_mixer       ABC attention: step (running-max recurrence) and chunk (masked softmax) forms
   gsa_mixer       GSA attention: step (decayed two-pass recurrence) and chunk forms
   model           FlaModel: new_state / step / prefill / forward_recurrent
+  state_size      bytes of one request's state, from the config
   random_weights  deterministic random tensors for a config
   make_golden_checkpoints  CLI: the golden checkpoints under tests/golden/fla
 """
