@@ -63,7 +63,7 @@ VARIANTS = {
                             "use_rope": False, "use_short_conv": True,
                             "tie_word_embeddings": True, "elementwise_affine": False,
                             "intermediate_size": None, "hidden_ratio": 2}, "bf16", 1, 102, False),
-    # GSA as public checkpoints are built: swish feature map, no conv.
+    # GSA with fla's defaults: swish feature map, no conv, gate_logit_normalizer 8.
     "gsa": ({"model_type": "gsa", "architectures": ["GSAForCausalLM"],
              "gate_logit_normalizer": 8}, "f32", 1, 201, False),
     # Short convolutions, 4 query heads over 2 kv heads, narrower keys, F16, three shards.
