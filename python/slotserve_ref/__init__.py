@@ -10,6 +10,9 @@ Modules (run with Debian's /usr/bin/python3, PYTHONPATH=python):
   init              deterministic random initialisation (demo, tests, golden data)
   convert           CLI: checkpoint {"config", "state_dict"} -> model directory
   make_random_model CLI: (partial) config + seed -> random-weight model directory
+  golden_cli        the --only/--check command line of the golden-data writers
+  fla/              float64 reference of flash-linear-attention's abc/gsa checkpoints (issue 20,
+                    docs/FLA_CHECKPOINTS.md)
 
 Tests: python/tests (unittest), registered in ctest with label `python`:
   ctest --test-dir build -L python

@@ -24,7 +24,6 @@ Usage (from the repository root; Debian's python has torch):
       # compare them with the committed golden_logits.f32 (exit 1 on a mismatch); writes nothing.
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -36,6 +35,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 
 from slotserve_ref.config import ModelConfig, merge_config_dict  # noqa: E402
+from slotserve_ref.golden_cli import run_golden_cli  # noqa: E402
 from slotserve_ref.init import randomize_  # noqa: E402
 from slotserve_ref.model import LanguageModel  # noqa: E402
 from slotserve_ref.model_dir import load_model_dir, save_model_dir  # noqa: E402
@@ -136,20 +136,8 @@ def check_variant(out_root: Path, name: str) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "golden" / "models",
-                        help="directory holding one folder per variant")
-    parser.add_argument("--only", action="append", choices=sorted(VARIANTS),
-                        help="restrict to these variants (repeatable)")
-    parser.add_argument("--check", action="store_true",
-                        help="compare committed data with the current reference; write nothing")
-    args = parser.parse_args()
-    names = args.only or list(VARIANTS)
-    if args.check:
-        return 0 if all([check_variant(args.out, name) for name in names]) else 1
-    for name in names:
-        write_variant(args.out, name)
-    return 0
+    return run_golden_cli(__doc__.split("\n\n")[0], VARIANTS,
+                          REPO / "tests" / "golden" / "models", write_variant, check_variant)
 
 
 if __name__ == "__main__":
