@@ -135,21 +135,29 @@ def check_variant(out_root: Path, name: str) -> bool:
     return ok
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "golden" / "models",
+def run_golden_cli(description: str, default_out: Path, variants, write, check) -> int:
+    """The command line shared by the decoder-only and the seq2seq golden generators:
+    write(out_root, name) writes a variant, check(out_root, name) -> bool compares one."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--out", type=Path, default=default_out,
                         help="directory holding one folder per variant")
-    parser.add_argument("--only", action="append", choices=sorted(VARIANTS),
+    parser.add_argument("--only", action="append", choices=sorted(variants),
                         help="restrict to these variants (repeatable)")
     parser.add_argument("--check", action="store_true",
                         help="compare committed data with the current reference; write nothing")
     args = parser.parse_args()
-    names = args.only or list(VARIANTS)
+    torch.set_num_threads(1)
+    names = args.only or list(variants)
     if args.check:
-        return 0 if all([check_variant(args.out, name) for name in names]) else 1
+        return 0 if all([check(args.out, name) for name in names]) else 1
     for name in names:
-        write_variant(args.out, name)
+        write(args.out, name)
     return 0
+
+
+def main() -> int:
+    return run_golden_cli(__doc__.split("\n\n")[0], REPO / "tests" / "golden" / "models",
+                          VARIANTS, write_variant, check_variant)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Usage (from the repository root):
   PYTHONPATH=python /usr/bin/python3 tests/golden/make_golden_seq2seq.py --check  # writes nothing
 """
 
-import argparse
 import json
 import sys
 from pathlib import Path
@@ -34,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "python"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from make_golden import CHECK_TOLERANCE, PARALLEL_TOLERANCE  # noqa: E402
+from make_golden import CHECK_TOLERANCE, PARALLEL_TOLERANCE, run_golden_cli  # noqa: E402
 from slotserve_ref.init import randomize_  # noqa: E402
 from slotserve_ref.seq2seq_config import Seq2seqConfig, merge_seq2seq_config_dict  # noqa: E402
 from slotserve_ref.seq2seq_model import Seq2seqModel  # noqa: E402
@@ -170,21 +169,8 @@ def check_variant(out_root: Path, name: str) -> bool:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=REPO / "tests" / "golden" / "seq2seq",
-                        help="directory holding one folder per variant")
-    parser.add_argument("--only", action="append", choices=sorted(VARIANTS),
-                        help="restrict to these variants (repeatable)")
-    parser.add_argument("--check", action="store_true",
-                        help="compare committed data with the current reference; write nothing")
-    args = parser.parse_args()
-    torch.set_num_threads(1)
-    names = args.only or list(VARIANTS)
-    if args.check:
-        return 0 if all([check_variant(args.out, name) for name in names]) else 1
-    for name in names:
-        write_variant(args.out, name)
-    return 0
+    return run_golden_cli(__doc__.split("\n\n")[0], REPO / "tests" / "golden" / "seq2seq",
+                          VARIANTS, write_variant, check_variant)
 
 
 if __name__ == "__main__":
