@@ -82,6 +82,17 @@ class Seq2seqParallelVsRecurrentTest(unittest.TestCase):
                 self.assertEqual(recurrent.dtype, torch.float32)
                 torch.testing.assert_close(recurrent, model(source, target), rtol=0, atol=1e-4)
 
+    @torch.no_grad()
+    def test_greedy_picks_the_argmax_of_the_teacher_forced_logits(self):
+        model = small_seq2seq_model("srformer", "rfa_gate", seed=17)
+        source = random_ids(23, 18, (1, SOURCE))
+        tokens = model.greedy(source, max_new_tokens=7)[0]
+        cfg = model.config
+        logits = model(source, torch.tensor([[cfg.decoder_start_id] + tokens]))[0]
+        self.assertEqual(logits.argmax(dim=-1).tolist()[:len(tokens)], tokens)
+        if len(tokens) < 7:  # stopped early: the next prediction is eos
+            self.assertEqual(logits[len(tokens)].argmax().item(), cfg.eos_id)
+
     def test_source_longer_than_max_source_tokens_is_refused(self):
         model = small_seq2seq_model("softmax")
         with self.assertRaisesRegex(ValueError, "max_source_tokens"):
