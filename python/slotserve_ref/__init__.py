@@ -1,5 +1,6 @@
-"""PyTorch reference of slotserve's models (DESIGN §2, §3): the executable specification the
-C++ engine is checked against, plus the tools that write model directories.
+"""PyTorch reference of slotserve's models (DESIGN §2, §3; encoder–decoder models §8): the
+executable specification the C++ engine is checked against, plus the tools that write model
+directories.
 
 Modules (run with Debian's /usr/bin/python3, PYTHONPATH=python):
   config            config.json as dataclasses; strict load/save (unknown keys are errors)
@@ -13,6 +14,15 @@ Modules (run with Debian's /usr/bin/python3, PYTHONPATH=python):
   golden_cli        the --only/--check command line of the golden-data writers
   fla/              float64 reference of flash-linear-attention's abc/gsa checkpoints (issue 20,
                     docs/FLA_CHECKPOINTS.md)
+
+Encoder–decoder models (DESIGN §8):
+  seq2seq_config    "slotserve-seq2seq" config.json (encoder, decoder, cross_attention)
+  cross_attention_* one module per cross kind (softmax, abc, rfa, luna + ConvLuna filter,
+                    srformer): memory build from the encoder output, per-step read
+  seq2seq_model     Seq2seqModel: teacher-forced forward; prefill_source + step (recurrent)
+  seq2seq_model_dir the DESIGN §8 tensor table, save/load with checks
+  make_random_seq2seq_model  CLI: random-weight seq2seq model directory
+  (python/train_seq2seq.py trains one; convert.py converts either kind of checkpoint)
 
 Tests: python/tests (unittest), registered in ctest with label `python`:
   ctest --test-dir build -L python

@@ -15,6 +15,20 @@ from .config import ModelConfig
 from .heads import ProjectedAttention, causal_mask, merge_heads, split_heads
 
 
+def random_feature_map(u: torch.Tensor, owner: nn.Module) -> torch.Tensor:
+    """phi(u) of DESIGN §3 with the parameters and settings of `owner` (rfa_random, rfa_sigma,
+    feature_scale, norm_eps, interleave): u [..., H, d] -> [..., H, 2D]. Shared by the
+    self-attention kind and the seq2seq cross kind (DESIGN §8), which use the same map."""
+    w = owner.rfa_random * owner.rfa_sigma.unsqueeze(1)  # [H, D, d]
+    u_hat = u / (torch.linalg.vector_norm(u, dim=-1, keepdim=True) + owner.norm_eps)
+    angles = torch.einsum("hfd,...hd->...hf", w, u_hat)
+    if owner.interleave:
+        phi = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(-2)
+    else:
+        phi = torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
+    return owner.feature_scale * phi
+
+
 class RfaAttention(ProjectedAttention):
     def __init__(self, cfg: ModelConfig):
         super().__init__(cfg.d_model, cfg.n_heads)
@@ -33,14 +47,7 @@ class RfaAttention(ProjectedAttention):
 
     def feature_map(self, u: torch.Tensor) -> torch.Tensor:
         """u [..., H, d] -> phi(u) [..., H, 2D] in the configured layout."""
-        w = self.rfa_random * self.rfa_sigma.unsqueeze(1)  # [H, D, d]
-        u_hat = u / (torch.linalg.vector_norm(u, dim=-1, keepdim=True) + self.norm_eps)
-        angles = torch.einsum("hfd,...hd->...hf", w, u_hat)
-        if self.interleave:
-            phi = torch.stack([torch.sin(angles), torch.cos(angles)], dim=-1).flatten(-2)
-        else:
-            phi = torch.cat([torch.sin(angles), torch.cos(angles)], dim=-1)
-        return self.feature_scale * phi
+        return random_feature_map(u, self)
 
     def _project(self, x: torch.Tensor):
         q = split_heads(self.q_proj(x), self.n_heads)

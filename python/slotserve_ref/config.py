@@ -57,8 +57,36 @@ class AttentionConfig:
         return out
 
 
+class ConfigFile:
+    """config.json text and files for a config class that defines to_dict() and a
+    `_parse(data, source)` static method (the decoder-only and the seq2seq configs)."""
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), indent=2) + "\n"
+
+    def save(self, path: Union[str, Path]) -> None:
+        Path(path).write_text(self.to_json())
+
+    @classmethod
+    def from_dict(cls, data: Any, source: str = "config.json"):
+        return cls._parse(data, source)
+
+    @classmethod
+    def from_json(cls, text: str, source: str = "config.json"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{source}: not valid JSON: {e}") from None
+        return cls._parse(data, source)
+
+    @classmethod
+    def load(cls, path: Union[str, Path]):
+        path = Path(path)
+        return cls.from_json(path.read_text(), str(path))
+
+
 @dataclasses.dataclass
-class ModelConfig:
+class ModelConfig(ConfigFile):
     vocab_size: int
     d_model: int
     n_layers: int
@@ -91,29 +119,6 @@ class ModelConfig:
             value = getattr(self, key)
             out[key] = value.to_dict() if key == "attention" else value
         return out
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), indent=2) + "\n"
-
-    def save(self, path: Union[str, Path]) -> None:
-        Path(path).write_text(self.to_json())
-
-    @staticmethod
-    def from_dict(data: Any, source: str = "config.json") -> "ModelConfig":
-        return _parse_model_config(data, source)
-
-    @staticmethod
-    def from_json(text: str, source: str = "config.json") -> "ModelConfig":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{source}: not valid JSON: {e}") from None
-        return _parse_model_config(data, source)
-
-    @staticmethod
-    def load(path: Union[str, Path]) -> "ModelConfig":
-        path = Path(path)
-        return ModelConfig.from_json(path.read_text(), str(path))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -197,8 +202,10 @@ class _Reader:
             raise ConfigError(f"{self.source}: unknown key(s) {unknown}")
 
 
-def _parse_attention(data: Any, source: str) -> AttentionConfig:
-    r = _Reader(data, "attention", source)
+def _parse_attention(data: Any, source: str, where: str = "attention") -> AttentionConfig:
+    """One DESIGN §2 attention object; `where` is its dotted name in error messages (the
+    seq2seq config keeps it under decoder.attention)."""
+    r = _Reader(data, where, source)
     kind = r.take_choice("kind", ATTENTION_KINDS)
     att = AttentionConfig(kind=kind)
     if kind == "abc":
@@ -222,18 +229,27 @@ def _parse_attention(data: Any, source: str) -> AttentionConfig:
     return att
 
 
-def _parse_model_config(data: Any, source: str) -> ModelConfig:
-    r = _Reader(data, "", source)
+# The §2 top-level keys a seq2seq config shares (all but format, n_layers and attention).
+SHARED_TOP_LEVEL_KEYS = (
+    "vocab_size", "d_model", "n_heads", "d_ffn", "activation", "norm_eps", "position",
+    "position_offset", "tie_embeddings", "embed_scale", "bos_id", "eos_id",
+)
+
+
+def _take_format(r: "_Reader", name: str, version: int) -> None:
     fmt = r.take("format")
-    if fmt != FORMAT_NAME:
-        raise r.error("format", f'must be "{FORMAT_NAME}", got {json.dumps(fmt)}')
-    version = r.take("format_version")
-    if version != FORMAT_VERSION or isinstance(version, bool):
-        raise r.error("format_version", f"must be {FORMAT_VERSION}, got {json.dumps(version)}")
-    cfg = ModelConfig(
+    if fmt != name:
+        raise r.error("format", f'must be "{name}", got {json.dumps(fmt)}')
+    found = r.take("format_version")
+    if found != version or isinstance(found, bool):
+        raise r.error("format_version", f"must be {version}, got {json.dumps(found)}")
+
+
+def _take_shared_top_level(r: "_Reader") -> Dict[str, Any]:
+    """The SHARED_TOP_LEVEL_KEYS, each validated, as constructor arguments."""
+    return dict(
         vocab_size=r.take_int("vocab_size", 1),
         d_model=r.take_int("d_model", 1),
-        n_layers=r.take_int("n_layers", 1),
         n_heads=r.take_int("n_heads", 1),
         d_ffn=r.take_int("d_ffn", 1),
         activation=r.take_choice("activation", ("gelu", "relu")),
@@ -244,20 +260,35 @@ def _parse_model_config(data: Any, source: str) -> ModelConfig:
         embed_scale=r.take_float("embed_scale", positive=True),
         bos_id=r.take_int("bos_id", 0),
         eos_id=r.take_int("eos_id", 0),
-        attention=_parse_attention(r.take("attention"), source),
     )
-    r.finish()
+
+
+def _check_shared_top_level(cfg: Any, source: str, id_keys=("bos_id", "eos_id")) -> None:
+    """Constraints between the shared keys; `id_keys` are token ids that must be < vocab_size."""
     if cfg.d_model % cfg.n_heads != 0:
         raise ConfigError(f"{source}: d_model must be a multiple of n_heads, got d_model="
                           f"{cfg.d_model}, n_heads={cfg.n_heads}")
     if cfg.position == "sinusoidal" and (cfg.d_model % 2 != 0 or cfg.d_model < 4):
         raise ConfigError(f"{source}: sinusoidal positions need an even d_model >= 4, got "
                           f"{cfg.d_model}")
-    for key in ("bos_id", "eos_id"):
+    for key in id_keys:
         if getattr(cfg, key) >= cfg.vocab_size:
             raise ConfigError(f"{source}: {key} must be < vocab_size ({cfg.vocab_size}), got "
                               f"{getattr(cfg, key)}")
+
+
+def _parse_model_config(data: Any, source: str) -> ModelConfig:
+    r = _Reader(data, "", source)
+    _take_format(r, FORMAT_NAME, FORMAT_VERSION)
+    shared = _take_shared_top_level(r)
+    cfg = ModelConfig(n_layers=r.take_int("n_layers", 1),
+                      attention=_parse_attention(r.take("attention"), source), **shared)
+    r.finish()
+    _check_shared_top_level(cfg, source)
     return cfg
+
+
+ModelConfig._parse = staticmethod(_parse_model_config)
 
 
 def default_config_dict(kind: str = "abc") -> Dict[str, Any]:

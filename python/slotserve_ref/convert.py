@@ -1,4 +1,5 @@
-"""Converts a PyTorch checkpoint into a slotserve model directory (DESIGN §2).
+"""Converts a PyTorch checkpoint into a slotserve model directory (DESIGN §2; an encoder–decoder
+checkpoint, whose config says "format": "slotserve-seq2seq", into a DESIGN §8 directory).
 
 The checkpoint is a torch.save of a dict with "config" (the config.json dict) and the model's
 state_dict under "state_dict" (or "model", as train.py writes it). Parameter names already are
@@ -11,18 +12,23 @@ the safetensors names, so conversion only validates, rounds to --dtype and write
 import argparse
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Optional, Sequence, Union
 
 import torch
 
 from .config import ConfigError, ModelConfig
 from .model import LanguageModel
-from .model_dir import WEIGHT_DTYPES, ModelDirError, check_tensors, save_model_dir
+from .model_dir import (WEIGHT_DTYPES, ModelDirError, build_from_tensors, check_tensors,
+                        save_model_dir)
+from .seq2seq_config import FORMAT_NAME as SEQ2SEQ_FORMAT
+from .seq2seq_config import Seq2seqConfig
+from .seq2seq_model import Seq2seqModel
+from .seq2seq_model_dir import check_seq2seq_tensors, save_seq2seq_model_dir
 
 STATE_DICT_KEYS = ("state_dict", "model")
 
 
-def load_checkpoint(path: Path) -> LanguageModel:
+def load_checkpoint(path: Path) -> Union[LanguageModel, Seq2seqModel]:
     """Builds the LanguageModel a checkpoint describes, refusing anything that is not exactly
     the DESIGN §2 tensor set. It holds float64 weights (exact for F32/F16/BF16 and float64
     checkpoints), so writing rounds each weight once, straight to the target dtype."""
@@ -35,12 +41,16 @@ def load_checkpoint(path: Path) -> LanguageModel:
     if key is None:
         raise ModelDirError(f"{path}: no 'state_dict' (or 'model') entry; keys are "
                             f"{', '.join(map(str, checkpoint))}")
-    cfg = ModelConfig.from_dict(checkpoint["config"], source=f"{path}: config")
     state_dict = checkpoint[key]
+    if isinstance(checkpoint["config"], dict) and \
+            checkpoint["config"].get("format") == SEQ2SEQ_FORMAT:
+        # An encoder–decoder checkpoint (train_seq2seq.py): the DESIGN §8 tensor set.
+        cfg = Seq2seqConfig.from_dict(checkpoint["config"], source=f"{path}: config")
+        check_seq2seq_tensors(cfg, state_dict, f"{path}: {key}")
+        return build_from_tensors(Seq2seqModel, cfg, state_dict, torch.float64)
+    cfg = ModelConfig.from_dict(checkpoint["config"], source=f"{path}: config")
     check_tensors(cfg, state_dict, f"{path}: {key}")
-    model = LanguageModel(cfg).double()
-    model.load_state_dict({name: t.double() for name, t in state_dict.items()}, strict=True)
-    return model
+    return build_from_tensors(LanguageModel, cfg, state_dict, torch.float64)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -57,11 +67,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.tokenizer is not None and not args.tokenizer.is_file():
             raise ModelDirError(f"--tokenizer {args.tokenizer}: no such file")
         model = load_checkpoint(args.checkpoint)
-        save_model_dir(model, args.out, dtype=args.dtype, tokenizer=args.tokenizer)
+        save = save_seq2seq_model_dir if isinstance(model, Seq2seqModel) else save_model_dir
+        save(model, args.out, dtype=args.dtype, tokenizer=args.tokenizer)
     except (ConfigError, ModelDirError, OSError) as e:
         print(f"convert: {e}", file=sys.stderr)
         return 1
-    print(f"convert: wrote {args.out} ({model.config.attention.kind}, "
+    cfg = model.config
+    kind = (f"{cfg.decoder.attention.kind} self, {cfg.cross_attention.kind} cross"
+            if isinstance(model, Seq2seqModel) else cfg.attention.kind)
+    print(f"convert: wrote {args.out} ({kind}, "
           f"{sum(p.numel() for p in model.parameters())} parameters, {args.dtype})")
     return 0
 

@@ -11,13 +11,13 @@ import math
 
 import torch
 
-from .model import LanguageModel
 
 
 @torch.no_grad()
-def randomize_(model: LanguageModel, seed: int, gain: float = 1.0,
-               bias_std: float = 0.1) -> LanguageModel:
-    """Overwrites every parameter of `model` in place, deterministically from `seed`."""
+def randomize_(model: torch.nn.Module, seed: int, gain: float = 1.0,
+               bias_std: float = 0.1) -> torch.nn.Module:
+    """Overwrites every parameter of `model` (a LanguageModel or a Seq2seqModel) in place,
+    deterministically from `seed`."""
     cfg = model.config
     gen = torch.Generator().manual_seed(seed)
 
@@ -41,6 +41,14 @@ def randomize_(model: LanguageModel, seed: int, gain: float = 1.0,
             value = normal(shape, 0.3, mean=2.5)
         elif name.endswith("gate_proj.weight"):
             value = normal(shape, 0.5 * gain / math.sqrt(shape[1]))
+        elif leaf == "raf_leak":
+            value = 0.3 + 0.6 * torch.rand(shape, generator=gen, dtype=torch.float64)  # in (0.3, 0.9)
+        elif leaf == "raf_thre":
+            # SRformer's spike threshold: near the size of a raf_proj output, so that some
+            # entries of mem cross it and others do not.
+            value = torch.exp(normal(shape, 0.2))
+        elif name.endswith("filter.weight"):
+            value = normal(shape, 0.5 / shape[0], mean=1.0 / shape[0])  # ~ a moving average
         elif leaf == "luna_p":
             value = normal(shape, 1.0)
         elif leaf == "weight":

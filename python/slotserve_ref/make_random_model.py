@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import torch
 
@@ -46,8 +46,12 @@ def build_random_model(overrides: dict, seed: int, gain: float = 1.0) -> Languag
     return randomize_(LanguageModel(cfg).double(), seed=seed, gain=gain)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = argparse.ArgumentParser(description="Write a random-initialised model directory.")
+def run_random_model_cli(argv: Optional[Sequence[str]], prog: str, description: str,
+                         build: Callable, save: Callable, describe: Callable) -> int:
+    """The command line shared by the decoder-only and the seq2seq random-model tools: `build`
+    (overrides, seed, gain) -> model, `save` (model, out, dtype=, tokenizer=), `describe`
+    (config) -> the kinds named in the closing line."""
+    parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--config", default="{}",
                         help="config JSON text or file, possibly partial (default: all defaults)")
     parser.add_argument("--seed", type=int, required=True)
@@ -68,15 +72,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         if args.tokenizer is not None and not args.tokenizer.is_file():
             raise ModelDirError(f"--tokenizer {args.tokenizer}: no such file")
         torch.set_num_threads(1)
-        model = build_random_model(overrides, args.seed, args.gain)
-        save_model_dir(model, args.out, dtype=args.dtype, tokenizer=args.tokenizer)
+        model = build(overrides, args.seed, args.gain)
+        save(model, args.out, dtype=args.dtype, tokenizer=args.tokenizer)
     except (ConfigError, ModelDirError, OSError) as e:
-        print(f"make_random_model: {e}", file=sys.stderr)
+        print(f"{prog}: {e}", file=sys.stderr)
         return 1
     cfg = model.config
-    print(f"make_random_model: wrote {args.out} ({cfg.attention.kind}, vocab {cfg.vocab_size}, "
+    print(f"{prog}: wrote {args.out} ({describe(cfg)}, vocab {cfg.vocab_size}, "
           f"{sum(p.numel() for p in model.parameters())} parameters, {args.dtype})")
     return 0
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    return run_random_model_cli(argv, "make_random_model",
+                                "Write a random-initialised model directory.",
+                                build_random_model, save_model_dir,
+                                lambda cfg: cfg.attention.kind)
 
 
 if __name__ == "__main__":

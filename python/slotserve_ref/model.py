@@ -28,6 +28,23 @@ ATTENTION_CLASSES = {
 LayerState = Dict[str, torch.Tensor]
 
 
+def embed_tokens(cfg, tok_embed: nn.Embedding, tokens: torch.Tensor,
+                 positions: torch.Tensor) -> torch.Tensor:
+    """h_0 = embed_scale * tok_embed[token] + pos(position + position_offset) (DESIGN §3; the
+    seq2seq encoder and decoder use it too, DESIGN §8)."""
+    h = cfg.embed_scale * tok_embed(tokens)
+    if cfg.position == "sinusoidal":
+        h = h + sinusoidal_positions(positions + cfg.position_offset, cfg.d_model, h.dtype)
+    return h
+
+
+def output_logits(model: nn.Module, final_norm: nn.LayerNorm, h: torch.Tensor) -> torch.Tensor:
+    """lm_head(final_norm(h)); lm_head is tok_embed.weight when tie_embeddings (DESIGN §2)."""
+    h = final_norm(h)
+    weight = model.tok_embed.weight if model.config.tie_embeddings else model.lm_head.weight
+    return h @ weight.t()
+
+
 class FeedForward(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -43,11 +60,13 @@ class FeedForward(nn.Module):
 class Block(nn.Module):
     """Pre-norm: h += o_proj(attn(attn_norm(h))); h += down(act(up(ffn_norm(h))))."""
 
-    def __init__(self, cfg: ModelConfig):
+    def __init__(self, cfg: ModelConfig, attention: Optional[nn.Module] = None):
+        """`attention` replaces the kind's module named by the config (the seq2seq encoder
+        passes its bidirectional one)."""
         super().__init__()
         # nn.LayerNorm: biased variance, eps inside the square root (DESIGN §3).
         self.attn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
-        self.attn = ATTENTION_CLASSES[cfg.attention.kind](cfg)
+        self.attn = attention if attention is not None else ATTENTION_CLASSES[cfg.attention.kind](cfg)
         self.ffn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
         self.ffn = FeedForward(cfg)
 
@@ -72,17 +91,10 @@ class LanguageModel(nn.Module):
             self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
 
     def embed(self, tokens: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
-        """h_0 = embed_scale * tok_embed[token] + pos(position + position_offset)."""
-        cfg = self.config
-        h = cfg.embed_scale * self.tok_embed(tokens)
-        if cfg.position == "sinusoidal":
-            h = h + sinusoidal_positions(positions + cfg.position_offset, cfg.d_model, h.dtype)
-        return h
+        return embed_tokens(self.config, self.tok_embed, tokens, positions)
 
     def logits(self, h: torch.Tensor) -> torch.Tensor:
-        h = self.final_norm(h)
-        weight = self.tok_embed.weight if self.config.tie_embeddings else self.lm_head.weight
-        return h @ weight.t()
+        return output_logits(self, self.final_norm, h)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         """Parallel form: tokens [B, T] (or [T]) from position 0 -> logits [B, T, V] (or [T, V]);

@@ -24,38 +24,48 @@ class ModelDirError(ValueError):
     """A model directory or checkpoint does not match the DESIGN §2 contract."""
 
 
+def add_linear(out: Dict[str, Tuple[int, ...]], name: str, rows: int, cols: int) -> None:
+    out[f"{name}.weight"] = (rows, cols)
+    out[f"{name}.bias"] = (rows,)
+
+
+def block_tensors(cfg: ModelConfig, prefix: str) -> Dict[str, Tuple[int, ...]]:
+    """The tensors of one §2 block (attn_norm, attn by cfg's kind, ffn_norm, ffn) under
+    `prefix` ("layers.{i}"; the seq2seq directories use "encoder.layers.{i}" and
+    "decoder.layers.{i}")."""
+    e, h, d, f = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.d_ffn
+    att = cfg.attention
+    out: Dict[str, Tuple[int, ...]] = {}
+    p = prefix
+    out[f"{p}.attn_norm.weight"] = (e,)
+    out[f"{p}.attn_norm.bias"] = (e,)
+    projections = "qko" if att.kind == "luna" and att.tie_kv else "qkvo"
+    for name in projections:
+        add_linear(out, f"{p}.attn.{name}_proj", e, e)
+    if att.kind == "abc":
+        add_linear(out, f"{p}.attn.slot_proj", h * att.slots, e)
+    elif att.kind == "rfa":
+        out[f"{p}.attn.rfa_random"] = (h, att.features, d)
+        out[f"{p}.attn.rfa_sigma"] = (h, d)
+        if att.gate:
+            add_linear(out, f"{p}.attn.gate_proj", h, e)
+    elif att.kind == "luna":
+        out[f"{p}.attn.luna_p"] = (att.length, e)
+        add_linear(out, f"{p}.attn.pq_proj", e, e)
+        add_linear(out, f"{p}.attn.pc_proj", e, e)
+    out[f"{p}.ffn_norm.weight"] = (e,)
+    out[f"{p}.ffn_norm.bias"] = (e,)
+    add_linear(out, f"{p}.ffn.up", f, e)
+    add_linear(out, f"{p}.ffn.down", e, f)
+    return out
+
+
 def expected_tensors(cfg: ModelConfig) -> Dict[str, Tuple[int, ...]]:
     """Every tensor name of the model and its shape (DESIGN §2)."""
-    e, h, d, f, v = cfg.d_model, cfg.n_heads, cfg.head_dim, cfg.d_ffn, cfg.vocab_size
-    att = cfg.attention
+    e, v = cfg.d_model, cfg.vocab_size
     out: Dict[str, Tuple[int, ...]] = {"tok_embed.weight": (v, e)}
-
-    def linear(name, rows, cols):
-        out[f"{name}.weight"] = (rows, cols)
-        out[f"{name}.bias"] = (rows,)
-
     for i in range(cfg.n_layers):
-        p = f"layers.{i}"
-        out[f"{p}.attn_norm.weight"] = (e,)
-        out[f"{p}.attn_norm.bias"] = (e,)
-        projections = "qko" if att.kind == "luna" and att.tie_kv else "qkvo"
-        for name in projections:
-            linear(f"{p}.attn.{name}_proj", e, e)
-        if att.kind == "abc":
-            linear(f"{p}.attn.slot_proj", h * att.slots, e)
-        elif att.kind == "rfa":
-            out[f"{p}.attn.rfa_random"] = (h, att.features, d)
-            out[f"{p}.attn.rfa_sigma"] = (h, d)
-            if att.gate:
-                linear(f"{p}.attn.gate_proj", h, e)
-        elif att.kind == "luna":
-            out[f"{p}.attn.luna_p"] = (att.length, e)
-            linear(f"{p}.attn.pq_proj", e, e)
-            linear(f"{p}.attn.pc_proj", e, e)
-        out[f"{p}.ffn_norm.weight"] = (e,)
-        out[f"{p}.ffn_norm.bias"] = (e,)
-        linear(f"{p}.ffn.up", f, e)
-        linear(f"{p}.ffn.down", e, f)
+        out.update(block_tensors(cfg, f"layers.{i}"))
     out["final_norm.weight"] = (e,)
     out["final_norm.bias"] = (e,)
     if not cfg.tie_embeddings:
@@ -63,38 +73,56 @@ def expected_tensors(cfg: ModelConfig) -> Dict[str, Tuple[int, ...]]:
     return out
 
 
-def check_tensors(cfg: ModelConfig, tensors: Dict[str, torch.Tensor], source: str) -> None:
-    """Refuses missing, extra or mis-shaped tensors, naming them."""
-    expected = expected_tensors(cfg)
+def check_tensor_set(expected: Dict[str, Tuple[int, ...]], tensors: Dict[str, torch.Tensor],
+                     source: str, model_kind: str) -> None:
+    """Refuses missing, extra or mis-shaped tensors, naming them; `model_kind` describes the
+    model in the message about extra tensors."""
     missing = sorted(set(expected) - set(tensors))
     extra = sorted(set(tensors) - set(expected))
     if missing:
         raise ModelDirError(f"{source}: missing tensor(s) {', '.join(missing)}")
     if extra:
         raise ModelDirError(f"{source}: unexpected tensor(s) {', '.join(extra)} "
-                            f"(not part of a {cfg.attention.kind} model with this config)")
+                            f"(not part of {model_kind} with this config)")
     for name, shape in expected.items():
         if tuple(tensors[name].shape) != shape:
             raise ModelDirError(f"{source}: tensor {name} has shape {list(tensors[name].shape)}, "
                                 f"expected {list(shape)}")
 
 
-def save_model_dir(model: LanguageModel, out_dir: Union[str, Path], dtype: str = "f32",
-                   tokenizer: Optional[Union[str, Path]] = None) -> Path:
-    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16 or bf16),
-    and copies `tokenizer` to tokenizer.model when given."""
-    if dtype not in WEIGHT_DTYPES:
-        raise ModelDirError(f"weight dtype must be one of {', '.join(WEIGHT_DTYPES)}, got {dtype!r}")
+def check_tensors(cfg: ModelConfig, tensors: Dict[str, torch.Tensor], source: str) -> None:
+    """Refuses missing, extra or mis-shaped tensors, naming them."""
+    check_tensor_set(expected_tensors(cfg), tensors, source, f"a {cfg.attention.kind} model")
+
+
+def write_model_dir(config, tensors: Dict[str, torch.Tensor], out_dir: Union[str, Path],
+                    tokenizer: Optional[Union[str, Path]] = None) -> Path:
+    """config.json (config.save), model.safetensors and the optional tokenizer.model; the
+    tensors are already checked and in their stored dtype."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    tensors = {name: t.detach().to(WEIGHT_DTYPES[dtype]).contiguous()
-               for name, t in model.state_dict().items()}
-    check_tensors(model.config, tensors, "model state_dict")
-    model.config.save(out_dir / CONFIG_FILE)
+    config.save(out_dir / CONFIG_FILE)
     save_file(tensors, out_dir / WEIGHTS_FILE, metadata={"format": "pt"})
     if tokenizer is not None:
         shutil.copyfile(tokenizer, out_dir / TOKENIZER_FILE)
     return out_dir
+
+
+def stored_tensors(model: torch.nn.Module, dtype: str) -> Dict[str, torch.Tensor]:
+    """The model's state_dict rounded to `dtype` (f32, f16 or bf16), ready to write."""
+    if dtype not in WEIGHT_DTYPES:
+        raise ModelDirError(f"weight dtype must be one of {', '.join(WEIGHT_DTYPES)}, got {dtype!r}")
+    return {name: t.detach().to(WEIGHT_DTYPES[dtype]).contiguous()
+            for name, t in model.state_dict().items()}
+
+
+def save_model_dir(model: LanguageModel, out_dir: Union[str, Path], dtype: str = "f32",
+                   tokenizer: Optional[Union[str, Path]] = None) -> Path:
+    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16 or bf16),
+    and copies `tokenizer` to tokenizer.model when given."""
+    tensors = stored_tensors(model, dtype)
+    check_tensors(model.config, tensors, "model state_dict")
+    return write_model_dir(model.config, tensors, out_dir, tokenizer)
 
 
 def load_model_dir(model_dir: Union[str, Path], dtype: torch.dtype = torch.float64) -> LanguageModel:
@@ -104,6 +132,12 @@ def load_model_dir(model_dir: Union[str, Path], dtype: torch.dtype = torch.float
     cfg = ModelConfig.load(model_dir / CONFIG_FILE)
     tensors = load_file(model_dir / WEIGHTS_FILE)
     check_tensors(cfg, tensors, str(model_dir / WEIGHTS_FILE))
-    model = LanguageModel(cfg).to(dtype)
+    return build_from_tensors(LanguageModel, cfg, tensors, dtype)
+
+
+def build_from_tensors(model_class, cfg, tensors: Dict[str, torch.Tensor],
+                       dtype: torch.dtype) -> torch.nn.Module:
+    """model_class(cfg) in `dtype` holding `tensors` (already checked), in eval mode."""
+    model = model_class(cfg).to(dtype)
     model.load_state_dict({name: t.to(dtype) for name, t in tensors.items()}, strict=True)
     return model.eval()

@@ -136,6 +136,7 @@ def check_variant(out_root: Path, name: str) -> bool:
 
 
 def main() -> int:
+    torch.set_num_threads(1)  # the same reduction order on every machine
     return run_golden_cli(__doc__.split("\n\n")[0], VARIANTS,
                           REPO / "tests" / "golden" / "models", write_variant, check_variant)
 

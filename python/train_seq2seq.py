@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Trains the reference encoder–decoder model (slotserve_ref.seq2seq_model, its parallel
+teacher-forced form) on a parallel corpus of token ids, on the CPU: cross-entropy, AdamW.
+
+The corpus is two files of the ids format evaluation.load_ids reads (one sequence per line, ids
+separated by spaces): line i of --source and line i of --target are a pair. Sources are used as
+given (a text source's preparation appends eos_id, DESIGN §8); each target is learned as
+decoder input [decoder_start_id, y_0 .. y_n-1] predicting [y_0 .. y_n-1, eos_id].
+
+A batch draws pairs whose sources have the same length (the reference's encoder and cross
+kinds take one source length per batch: no padding inside the source, so every cross kind sees
+exactly what serving sees); targets are padded after eos and the padding is not scored (the
+decoder is causal, so padding never reaches a scored position).
+
+  PYTHONPATH=python /usr/bin/python3 python/train_seq2seq.py --source train.src.ids \
+      --target train.tgt.ids --config '{"vocab_size": 8000, "cross_attention": {"kind": "abc",
+      "slots": 32}}' --steps 2000 --out build-training/mt
+
+Output directory (--out): train.log (one line per logged step), checkpoint.pt ({"config",
+"model"}: what slotserve_ref.convert reads) and model/ (the converted F32 model directory).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Dict, List, Sequence, Tuple
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from evaluation import load_ids  # noqa: E402
+from slotserve_ref.init import randomize_  # noqa: E402
+from slotserve_ref.make_random_model import parse_config_argument  # noqa: E402
+from slotserve_ref.seq2seq_config import Seq2seqConfig, merge_seq2seq_config_dict  # noqa: E402
+from slotserve_ref.seq2seq_model import Seq2seqModel  # noqa: E402
+from slotserve_ref.seq2seq_model_dir import save_seq2seq_model_dir  # noqa: E402
+
+Pair = Tuple[List[int], List[int]]
+IGNORE = -100  # F.cross_entropy's ignore_index: padding after eos is not scored
+
+
+def load_pairs(source_path: Path, target_path: Path) -> List[Pair]:
+    sources, targets = load_ids(source_path), load_ids(target_path)
+    if len(sources) != len(targets):
+        raise ValueError(f"{source_path} has {len(sources)} sequences but {target_path} has "
+                         f"{len(targets)}; expected one target per source")
+    return list(zip(sources, targets))
+
+
+class PairBatcher:
+    """Random batches of pairs sharing one source length, drawn in proportion to how many pairs
+    have each length."""
+
+    def __init__(self, pairs: Sequence[Pair], cfg: Seq2seqConfig, seed: int):
+        self.cfg = cfg
+        self.by_length: Dict[int, List[Pair]] = defaultdict(list)
+        for source, target in pairs:
+            if not 1 <= len(source) <= cfg.encoder.max_source_tokens:
+                raise ValueError(f"a source of {len(source)} tokens; expected 1 to "
+                                 f"encoder.max_source_tokens ({cfg.encoder.max_source_tokens})")
+            self.by_length[len(source)].append((source, target))
+        self.lengths = sorted(self.by_length)
+        self.weights = [len(self.by_length[n]) for n in self.lengths]
+        self.rng = random.Random(seed)
+
+    def sample(self, batch: int):
+        """-> (source [B, k], decoder input [B, T], labels [B, T])."""
+        length = self.rng.choices(self.lengths, weights=self.weights)[0]
+        chosen = [self.rng.choice(self.by_length[length]) for _ in range(batch)]
+        return make_batch(chosen, self.cfg)
+
+
+def make_batch(pairs: Sequence[Pair], cfg: Seq2seqConfig):
+    width = max(len(target) for _, target in pairs) + 1
+    inputs = torch.full((len(pairs), width), cfg.eos_id, dtype=torch.long)
+    labels = torch.full((len(pairs), width), IGNORE, dtype=torch.long)
+    for row, (_, target) in enumerate(pairs):
+        inputs[row, :len(target) + 1] = torch.tensor([cfg.decoder_start_id] + target)
+        labels[row, :len(target) + 1] = torch.tensor(target + [cfg.eos_id])
+    source = torch.tensor([source for source, _ in pairs], dtype=torch.long)
+    return source, inputs, labels
+
+
+def loss_of(model: Seq2seqModel, source, inputs, labels) -> torch.Tensor:
+    logits = model(source, inputs)
+    return F.cross_entropy(logits.flatten(0, 1), labels.flatten(), ignore_index=IGNORE)
+
+
+def new_model(cfg: Seq2seqConfig, seed: int) -> Seq2seqModel:
+    """Random weights (slotserve_ref.init), float32; RFA's random projections stay fixed, as
+    random features are sampled, not learned."""
+    model = randomize_(Seq2seqModel(cfg).double(), seed=seed).float()
+    for name, param in model.named_parameters():
+        if name.endswith("rfa_random"):
+            param.requires_grad_(False)
+    return model
+
+
+def train(model: Seq2seqModel, pairs: Sequence[Pair], steps: int, batch: int, lr: float,
+          weight_decay: float = 0.01, seed: int = 0, log=None) -> List[float]:
+    """AdamW on teacher-forced cross-entropy; returns the loss of every step."""
+    batcher = PairBatcher(pairs, model.config, seed)
+    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr,
+                                  weight_decay=weight_decay)
+    model.train()
+    losses = []
+    for step in range(steps):
+        loss = loss_of(model, *batcher.sample(batch))
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+        if log is not None:
+            log(step, loss.item())
+    model.eval()
+    return losses
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--source", type=Path, required=True, help="source ids, one per line")
+    parser.add_argument("--target", type=Path, required=True, help="target ids, one per line")
+    parser.add_argument("--config", default="{}", help="seq2seq config JSON text or file, "
+                        "possibly partial (slotserve_ref.seq2seq_config defaults)")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--steps", type=int, default=1000)
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--log-every", type=int, default=50)
+    args = parser.parse_args(argv)
+
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    cfg = Seq2seqConfig.from_dict(merge_seq2seq_config_dict(parse_config_argument(args.config)),
+                                  source="--config")
+    pairs = load_pairs(args.source, args.target)
+    model = new_model(cfg, args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    started = time.time()
+    with (args.out / "train.log").open("w") as log_file:
+        def log(step, loss):
+            if step % args.log_every == 0 or step == args.steps - 1:
+                line = f"step {step} loss {loss:.4f} elapsed {time.time() - started:.1f}s"
+                print(line)
+                log_file.write(line + "\n")
+        train(model, pairs, args.steps, args.batch, args.lr, args.weight_decay, args.seed, log)
+    torch.save({"config": cfg.to_dict(), "model": model.state_dict()}, args.out / "checkpoint.pt")
+    save_seq2seq_model_dir(model, args.out / "model")
+    print(json.dumps({"steps": args.steps, "pairs": len(pairs), "out": str(args.out)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
