@@ -3,6 +3,7 @@
 //   slotserve-cli [--server ADDR] generate "prompt"     stream a completion as it arrives
 //   slotserve-cli complete "prompt"                      the same, whole text at once (unary)
 //   slotserve-cli info | health | tokenize "text"
+//   slotserve-cli export-session HANDLE > state.bin;  slotserve-cli import-session state.bin
 //
 // A prompt of "-" is read from stdin. Exit status: 0 success, 1 the server could not be
 // reached or refused, 2 a usage error.
@@ -10,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
 #include <iterator>
 #include <string>
@@ -19,6 +21,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
 #include "clients/cli/commands.h"
@@ -41,11 +44,16 @@ constexpr char kUsage[] =
     "  info              the model, its attention memory and the state-slot pool\n"
     "  health            SERVING or NOT_SERVING (exit 0 only when SERVING)\n"
     "  tokenize TEXT     token ids and pieces of TEXT\n"
+    "  export-session HANDLE   a kept session's state, as bytes on stdout\n"
+    "  import-session FILE     a state from export-session (FILE - reads stdin) as a new\n"
+    "                          session here; prints its handle\n"
     "\n"
     "Flags may be written --max-new-tokens or --max_new_tokens. Sampling flags:\n"
     "--temperature --top-k --top-p --min-p --repetition-penalty --presence-penalty\n"
     "--frequency-penalty --seed --max-new-tokens --min-new-tokens --stop --stop-token-ids\n"
-    "--ignore-eos --logprobs N --token-ids. Connection: --tls-ca FILE (TLS), --tls-cert/\n"
+    "--ignore-eos --logprobs N --token-ids --n N. Sessions: --keep-session (the summary\n"
+    "names the handle), --session HANDLE (continue it). Connection: --tls-ca FILE (TLS),\n"
+    "--tls-cert/"
     "--tls-key (client certificate), --tls-server-name, --api-key KEY (or\n"
     "$SLOTSERVE_API_KEY); see --help for all.";
 
@@ -78,6 +86,16 @@ int UsageError(const std::string& message) {
 std::string ReadArgument(const std::string& argument) {
   if (argument != "-") return argument;
   return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+}
+
+// The bytes of FILE, or of stdin for "-".
+absl::StatusOr<std::string> ReadFileArgument(const std::string& path) {
+  if (path == "-") {
+    return std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError("cannot open \"" + path + "\"");
+  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
 }
 
 }  // namespace
@@ -123,6 +141,16 @@ int main(int argc, char** argv) {
   if (command == "tokenize") {
     if (rest.size() != 1) return UsageError("tokenize takes one TEXT argument (or -)");
     return clients::RunTokenize(context, ReadArgument(rest[0]));
+  }
+  if (command == "export-session") {
+    if (rest.size() != 1) return UsageError("export-session takes one HANDLE argument");
+    return clients::RunExportSession(context, rest[0]);
+  }
+  if (command == "import-session") {
+    if (rest.size() != 1) return UsageError("import-session takes one FILE argument (or -)");
+    absl::StatusOr<std::string> state = ReadFileArgument(rest[0]);
+    if (!state.ok()) return UsageError(std::string(state.status().message()));
+    return clients::RunImportSession(context, *state);
   }
   if (!rest.empty()) return UsageError(command + " takes no arguments");
   if (command == "info") return clients::RunInfo(context);

@@ -4,9 +4,12 @@
 
 #include <chrono>
 #include <cstdio>
+#include <iterator>
+#include <map>
 #include <optional>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "clients/cli/generation_printer.h"
 #include "clients/cli/request_flags.h"
@@ -73,13 +76,30 @@ const char* FinishReasonText(v1::FinishReason reason) {
   }
 }
 
-// "[length after 20 tokens (prompt 4), seed 7, first token 0.012 s, total 0.100 s]"
+// "[length after 20 tokens (prompt 4), seed 7, first token 0.012 s, total 0.100 s]", plus
+// ", session <handle>" when the final state was kept.
 std::string Summary(const v1::Finished& finished) {
-  return absl::StrFormat(
-      "[%s after %u tokens (prompt %u), seed %llu, first token %.3f s, total %.3f s]",
+  std::string summary = absl::StrFormat(
+      "[%s after %u tokens (prompt %u), seed %llu, first token %.3f s, total %.3f s",
       FinishReasonText(finished.finish_reason()), finished.generated_tokens(),
       finished.prompt_tokens(), static_cast<unsigned long long>(finished.seed()),
       finished.timings().first_token_seconds(), finished.timings().total_seconds());
+  if (!finished.session_handle().empty()) {
+    absl::StrAppend(&summary, ", session ", finished.session_handle());
+  }
+  return summary + "]";
+}
+
+// Several choices (--n) cannot share one stream of text: each is gathered and printed whole,
+// after a "[choice i]" line on stderr, with its own summary.
+void PrintChoices(const std::map<uint32_t, std::string>& texts,
+                  const std::map<uint32_t, v1::Finished>& ends, bool quiet,
+                  GenerationPrinter& printer) {
+  for (const auto& [index, text] : texts) {
+    printer.StderrLine(absl::StrFormat("[choice %u]", index));
+    printer.Text(text);
+    if (!quiet && ends.contains(index)) printer.StderrLine(Summary(ends.at(index)));
+  }
 }
 
 }  // namespace
@@ -93,19 +113,31 @@ int RunGenerate(const CliContext& context, const std::string& prompt) {
   std::unique_ptr<grpc::ClientReader<v1::GenerateResponse>> reader =
       stub->Generate(&call, *request);
   v1::GenerateResponse response;
-  std::optional<v1::Finished> finished;
+  const bool several = request->n() > 1;
+  std::map<uint32_t, std::string> texts;  // by choice, when several
+  std::map<uint32_t, v1::Finished> ends;
   GenerationPrinter printer(stdout, stderr);
   while (reader->Read(&response)) {
     if (context.json) {
       PrintJson(response);
     } else if (response.has_tokens()) {
-      printer.Text(response.tokens().text());
+      if (several) {
+        texts[response.tokens().choice_index()] += response.tokens().text();
+      } else {
+        printer.Text(response.tokens().text());
+      }
     }
-    if (response.has_finished()) finished = response.finished();
+    if (response.has_finished()) {
+      ends[response.finished().choice_index()] = response.finished();
+      texts.try_emplace(response.finished().choice_index());
+    }
   }
   grpc::Status status = reader->Finish();
+  if (!context.json && several) PrintChoices(texts, ends, context.quiet, printer);
   if (!status.ok()) return Fail(status, context, printer);
-  if (!context.json && !context.quiet && finished) printer.StderrLine(Summary(*finished));
+  if (!context.json && !context.quiet && !several && !ends.empty()) {
+    printer.StderrLine(Summary(ends.begin()->second));
+  }
   return 0;
 }
 
@@ -195,6 +227,44 @@ int RunTokenize(const CliContext& context, const std::string& text) {
   }
   for (int i = 0; i < response.ids_size(); ++i) {
     std::printf("%d\t%s\n", response.ids(i), response.pieces(i).c_str());
+  }
+  return 0;
+}
+
+int RunExportSession(const CliContext& context, const std::string& handle) {
+  std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
+  grpc::ClientContext call;
+  PrepareCall(context, &call);
+  v1::ExportSessionRequest request;
+  request.set_handle(handle);
+  v1::ExportSessionResponse response;
+  grpc::Status status = stub->ExportSession(&call, request, &response);
+  if (!status.ok()) return Fail(status, context);
+  if (std::fwrite(response.state().data(), 1, response.state().size(), stdout) !=
+          response.state().size() ||
+      std::fflush(stdout) != 0) {
+    std::fprintf(stderr, "slotserve-cli: writing the state to stdout failed\n");
+    return 1;
+  }
+  if (!context.quiet) {
+    std::fprintf(stderr, "[session %s: %zu bytes]\n", handle.c_str(), response.state().size());
+  }
+  return 0;
+}
+
+int RunImportSession(const CliContext& context, const std::string& state) {
+  std::unique_ptr<v1::SlotServe::Stub> stub = v1::SlotServe::NewStub(context.channel);
+  grpc::ClientContext call;
+  PrepareCall(context, &call);
+  v1::ImportSessionRequest request;
+  request.set_state(state);
+  v1::ImportSessionResponse response;
+  grpc::Status status = stub->ImportSession(&call, request, &response);
+  if (!status.ok()) return Fail(status, context);
+  if (context.json) {
+    PrintJson(response);
+  } else {
+    std::printf("%s\n", response.handle().c_str());
   }
   return 0;
 }

@@ -27,5 +27,9 @@ int RunInfo(const CliContext& context);
 // Exit 0 only when the server reports SERVING.
 int RunHealth(const CliContext& context);
 int RunTokenize(const CliContext& context, const std::string& text);
+// Writes a kept session's state (ExportSession) to stdout as raw bytes.
+int RunExportSession(const CliContext& context, const std::string& handle);
+// Turns `state` (bytes from export-session) into a session here; prints its handle.
+int RunImportSession(const CliContext& context, const std::string& state);
 
 }  // namespace slotserve::clients

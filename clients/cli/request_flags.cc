@@ -30,6 +30,12 @@ ABSL_FLAG(std::optional<uint32_t>, logprobs, std::nullopt,
 ABSL_FLAG(std::vector<std::string>, token_ids, {},
           "Prompt as comma-separated token ids instead of text");
 ABSL_FLAG(std::string, request_id, "", "Label for the server's logs");
+ABSL_FLAG(std::optional<uint32_t>, n, std::nullopt,
+          "Choices of the prompt, prefilled once; choice i samples with seed + i (generate)");
+ABSL_FLAG(bool, keep_session, false,
+          "Keep the final state on the server; the summary names the session handle");
+ABSL_FLAG(std::string, session, "",
+          "Continue this session (a handle from --keep-session or import-session)");
 
 namespace slotserve::clients {
 
@@ -80,6 +86,11 @@ absl::StatusOr<v1::GenerateRequest> BuildGenerateRequest(const std::string& prom
     stopping.add_stop_token_ids(id);
   }
   stopping.set_ignore_eos(absl::GetFlag(FLAGS_ignore_eos));
+
+  if (auto n = absl::GetFlag(FLAGS_n)) request.set_n(*n);
+  request.mutable_session()->set_keep(absl::GetFlag(FLAGS_keep_session));
+  request.mutable_session()->set_handle(absl::GetFlag(FLAGS_session));
+  if (!request.session().keep() && request.session().handle().empty()) request.clear_session();
 
   if (auto top_n = absl::GetFlag(FLAGS_logprobs)) {
     request.mutable_logprobs()->set_enabled(true);

@@ -1,6 +1,7 @@
 // slotserve-cli against a real server: streams a completion, reports health and info, and
 // exits non-zero with a clear message when the server is down or refuses.
 #include <gtest/gtest.h>
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/server_test.h"
@@ -72,6 +73,71 @@ TEST_F(CliTest, PromptFromStdinHealthAndInfo) {
        "echo 'In the beginning' | \"$0\" --server=\"$1\" --quiet generate --max-new-tokens=4 -",
        CliBinary(), server_->address()});
   EXPECT_EQ(from_stdin.exit_status, 0) << from_stdin.err;
+}
+
+TEST_F(CliTest, SeveralChoicesArePrintedWholeUnderTheirIndex) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const std::vector<std::string> options = {"--temperature=1", "--ignore-eos", "--max-new-tokens=8",
+                                            "--quiet"};
+  std::vector<std::string> forked = {"generate", "--n=2", "--seed=30"};
+  forked.insert(forked.end(), options.begin(), options.end());
+  forked.push_back("In the beginning");
+  const CommandResult cli = Cli(forked);
+  ASSERT_EQ(cli.exit_status, 0) << cli.err;
+  // Choice i equals the single request with seed 30 + i; they follow one another on stdout.
+  std::string expected;
+  for (const char* seed : {"--seed=30", "--seed=31"}) {
+    std::vector<std::string> alone = {"complete", seed};
+    alone.insert(alone.end(), options.begin(), options.end());
+    alone.push_back("In the beginning");
+    const CommandResult single = Cli(alone);
+    ASSERT_EQ(single.exit_status, 0) << single.err;
+    expected += single.out;
+  }
+  EXPECT_EQ(cli.out, expected);
+  EXPECT_TRUE(absl::StrContains(cli.err, "[choice 0]")) << cli.err;
+  EXPECT_TRUE(absl::StrContains(cli.err, "[choice 1]")) << cli.err;
+}
+
+TEST_F(CliTest, SessionsAreKeptContinuedAndMovedAsBytes) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  const CommandResult first = Cli({"complete", "--temperature=0", "--ignore-eos",
+                                   "--max-new-tokens=5", "--keep-session", "In the beginning"});
+  ASSERT_EQ(first.exit_status, 0) << first.err;
+  const size_t at = first.err.find(", session ");
+  ASSERT_NE(at, std::string::npos) << first.err;
+  const std::string handle = first.err.substr(at + 10, first.err.find(']', at) - (at + 10));
+  ASSERT_FALSE(handle.empty()) << first.err;
+
+  const std::string state_file = ::testing::TempDir() + "/cli_session_state.bin";
+  const CommandResult exported =
+      RunCommand({"/bin/sh", "-c", "\"$0\" --server=\"$1\" export-session \"$2\" > \"$3\"",
+                  CliBinary(), server_->address(), handle, state_file});
+  ASSERT_EQ(exported.exit_status, 0) << exported.err;
+  EXPECT_TRUE(absl::StrContains(exported.err, "bytes]")) << exported.err;
+  const CommandResult imported = Cli({"import-session", state_file});
+  ASSERT_EQ(imported.exit_status, 0) << imported.err;
+  const std::string copy = std::string(absl::StripTrailingAsciiWhitespace(imported.out));
+  ASSERT_FALSE(copy.empty());
+  EXPECT_NE(copy, handle);
+
+  // The kept session and its imported copy continue alike.
+  const std::vector<std::string> turn = {"complete", "--temperature=0", "--ignore-eos",
+                                         "--max-new-tokens=6", "--quiet"};
+  std::vector<std::string> here = turn, there = turn;
+  here.insert(here.end(), {"--session=" + handle, " and"});
+  there.insert(there.end(), {"--session=" + copy, " and"});
+  const CommandResult a = Cli(here), b = Cli(there);
+  ASSERT_EQ(a.exit_status, 0) << a.err;
+  ASSERT_EQ(b.exit_status, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+
+  const CommandResult unknown = Cli({"export-session", "no-such-session"});
+  EXPECT_EQ(unknown.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(unknown.err, "no-such-session")) << unknown.err;
+  const CommandResult missing = Cli({"import-session", "/nonexistent/state.bin"});
+  EXPECT_EQ(missing.exit_status, 2);
+  EXPECT_TRUE(absl::StrContains(missing.err, "/nonexistent/state.bin")) << missing.err;
 }
 
 TEST_F(CliTest, RefusalExitsNonZeroNamingTheField) {
