@@ -1,5 +1,7 @@
 #include "server/model_info.h"
 
+#include <algorithm>
+
 #include "kernels/backend.h"
 #include "models/attention_kind.h"
 
@@ -33,6 +35,11 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   info.set_default_max_new_tokens(options.default_max_new_tokens);
   info.set_requests_running(stats.running);
   info.set_requests_queued(stats.queued);
+  info.set_max_n(static_cast<uint32_t>(std::min(options.max_n, stats.slots_total)));
+  info.set_prefix_block(static_cast<uint32_t>(options.prefix_block));
+  info.set_prefix_cache_bytes_limit(options.prefix_cache_bytes);
+  info.set_session_memory_bytes_limit(options.session_memory_bytes);
+  info.set_session_ttl_seconds(absl::ToDoubleSeconds(options.session_ttl));
   return info;
 }
 

@@ -179,13 +179,18 @@ int RunInfo(const CliContext& context) {
       "state bytes per request: %lld\n"
       "state slots:             %d free of %d (%d running, %d queued)\n"
       "backend:                 %s\n"
-      "limits:                  prompt <= %u tokens, max_new_tokens <= %u (default %u)\n",
+      "limits:                  prompt <= %u tokens, max_new_tokens <= %u (default %u), "
+      "n <= %u\n"
+      "request state:           prefix block %u tokens, prefix cache %lld bytes, sessions "
+      "%lld bytes (ttl %.0f s)\n",
       info.model().c_str(), info.architecture().c_str(), info.attention_kind().c_str(),
       info.attention_memory_size(), info.attention_memory_unit().c_str(), info.vocab_size(),
       info.d_model(), info.n_layers(), info.n_heads(), info.d_ffn(),
       static_cast<long long>(info.state_bytes_per_request()), info.slots_free(), info.slots_total(),
       info.requests_running(), info.requests_queued(), info.backend().c_str(),
-      info.max_prompt_tokens(), info.max_new_tokens_limit(), info.default_max_new_tokens());
+      info.max_prompt_tokens(), info.max_new_tokens_limit(), info.default_max_new_tokens(),
+      info.max_n(), info.prefix_block(), static_cast<long long>(info.prefix_cache_bytes_limit()),
+      static_cast<long long>(info.session_memory_bytes_limit()), info.session_ttl_seconds());
   return 0;
 }
 

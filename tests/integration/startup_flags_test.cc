@@ -38,6 +38,23 @@ TEST_F(StartupFlagsTest, WithoutABudgetMaxSlotsAlone) {
   EXPECT_EQ(GetModelInfo(*stub_).slots_total(), 5);
 }
 
+TEST_F(StartupFlagsTest, RequestStateLimitsAreReportedAsGiven) {
+  ASSERT_NO_FATAL_FAILURE(
+      StartServer({"--max-slots=6", "--max-n=4", "--prefix-block=32", "--prefix-cache-memory=8MiB",
+                   "--session-memory=16MiB", "--session-ttl=90s"}));
+  const v1::ModelInfo info = GetModelInfo(*stub_);
+  EXPECT_EQ(info.max_n(), 4u);
+  EXPECT_EQ(info.prefix_block(), 32u);
+  EXPECT_EQ(info.prefix_cache_bytes_limit(), 8 * kMiB);
+  EXPECT_EQ(info.session_memory_bytes_limit(), 16 * kMiB);
+  EXPECT_DOUBLE_EQ(info.session_ttl_seconds(), 90.0);
+}
+
+TEST_F(StartupFlagsTest, MaxNIsCappedByTheSlots) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=3", "--max-n=16"}));
+  EXPECT_EQ(GetModelInfo(*stub_).max_n(), 3u);
+}
+
 // Runs the server with one extra flag, which must stop it before it serves; its output.
 std::string RefusedStartupOutput(const std::string& flag) {
   const CommandResult result =
