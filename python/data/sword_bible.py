@@ -38,11 +38,19 @@ _DROPPED_ELEMENTS = re.compile(
 # belongs to no verse.
 _BOOK_END = re.compile(r"<div\b(?=[^>]*\btype=\"book\")(?=[^>]*\beID=)[^>]*/>")
 # Tags that separate text (line, paragraph and chapter milestones, list items, the place of a
-# dropped note): when one sits between two letters, the letters belong to two words.
-_SEPARATING_TAG = re.compile(r"</?(?:l|lg|lb|div|p|milestone|chapter|item|list|title)\b[^>]*>")
+# dropped note): when one sits between two letters, the letters belong to two words. The
+# Reina-Valera module's added words (<transChange>) lost their spaces ~300 times
+# (`también</transChange><w>bdelio`, Gen 2:12), so their edges separate words too...
+_SEPARATING_TAG = re.compile(
+    r"</?(?:l|lg|lb|div|p|milestone|chapter|item|list|title|transChange)\b[^>]*>")
+# ...except an added enclitic pronoun, which belongs to the verb before it
+# (`púso<transChange>les</transChange>` is `púsoles`, Ps 148:6).
+_ADDED_ENCLITIC = re.compile(
+    r"(?<=\w)(?:</w>)?<transChange\b[^>]*>(lo|la|los|las|le|les|me|te|se|nos|os)</transChange>")
 _ANY_TAG = re.compile(r"<[^>]*>")
 _SEPARATOR = "\x00"
-_WORDS_SPLIT_BY_SEPARATOR = re.compile(r"(?<=\w)\x00+(?=\w)")
+# A word or closing punctuation, then a separator, then a word: two words.
+_WORDS_SPLIT_BY_SEPARATOR = re.compile(r"(?<=[\w,.;:!?)\]”’])\x00+(?=\w)")
 _WHITESPACE = re.compile(r"\s+")
 
 
@@ -51,9 +59,11 @@ def osis_to_text(raw: str) -> str:
     collapsed to single spaces, entities decoded. Empty when the entry holds no verse text."""
     text = _BOOK_END.split(raw, maxsplit=1)[0]
     text = _DROPPED_ELEMENTS.sub(_SEPARATOR, text)
+    text = _ADDED_ENCLITIC.sub(lambda m: m.group(1) + _SEPARATOR, text)
     text = _SEPARATING_TAG.sub(_SEPARATOR, text)
     text = _ANY_TAG.sub("", text)
-    # WEB Gen 1:1 reads `God</w><note>...</note><w>created`: the note was the only separator.
+    # WEB Gen 1:1 reads `God</w><note>...</note><w>created` and Phil 1:1
+    # `Christ</w>,<note>...</note><w>to`: the note was the only separator.
     text = _WORDS_SPLIT_BY_SEPARATOR.sub(" ", text).replace(_SEPARATOR, "")
     return _WHITESPACE.sub(" ", html.unescape(text)).strip()
 

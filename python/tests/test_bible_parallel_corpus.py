@@ -23,6 +23,11 @@ WEB_GENESIS_1_1 = (
     '<w lemma="strong:H1254">created</w> <w lemma="strong:H0853">the</w> <w lemma="strong:H8064">'
     'heavens</w> <w lemma="strong:H0430">and</w> <w lemma="strong:H0853">the</w> '
     '<w lemma="strong:H0776">earth</w>.')
+WEB_PHILIPPIANS_1_1_END = (  # cut at the start
+    '<w lemma="strong:G2424">Jesus</w> <w lemma="strong:G5547">Christ</w>,<note placement="foot">'
+    '<reference type="annotateRef">1:1 </reference>“Christ” means “Anointed One”.</note>'
+    '<w lemma="strong:G2532">to</w> <w lemma="strong:G3956">all</w> <w lemma="strong:G3956">the'
+    '</w> <w lemma="strong:G0040">saints</w>')
 WEB_PSALM_3_1 = (
     '<div type="x-milestone" subType="x-preverse" sID="pv4877"/><title canonical="true" '
     'type="psalm">A Psalm by David, when he fled from Absalom his son.</title> <lg sID="gen7860"/>'
@@ -84,12 +89,24 @@ RV_PHILIPPIANS_4_23 = (
     '<w lemma="strong:G0575">de</w> <w lemma="strong:G4516">Roma</w> <w lemma="strong:G1223">con'
     '</w> <w lemma="strong:G1891">Epafrodito</w>.  <chapter eID="Phil.4"/><div eID="gen1158" '
     'type="x-p"/> <div canonical="true" eID="gen1154" osisID="Phil" type="book"/>')
+RV_GENESIS_2_12 = (
+    '<w lemma="strong:H2091">Y el oro</w> <w lemma="strong:H1931">de aquella</w> <w lemma="strong:'
+    'H0776">tierra</w> <w lemma="strong:H2896">es bueno</w>: <w lemma="strong:H8033">hay allí</w>'
+    '<transChange type="added">también</transChange><w lemma="strong:H0916">bdelio</w> '
+    '<w lemma="strong:H0068">y piedra</w> <w lemma="strong:H7718">cornerina</w>.')
+RV_PSALM_148_6 = (
+    '<w lemma="strong:H5975">Y las hizo ser</w> <w lemma="strong:H5769">para siempre</w> '
+    '<w lemma="strong:H5769">por los siglos</w>; <w lemma="strong:H5414">púso</w><transChange '
+    'type="added">les</transChange><w lemma="strong:H2706">ley</w> <w lemma="strong:H3808">que no'
+    '</w> <w lemma="strong:H5674">será quebrantada</w>.')
 
 
 class OsisToTextTest(unittest.TestCase):
     def test_strong_numbers_and_a_footnote_between_two_words(self):
         self.assertEqual(sword_bible.osis_to_text(WEB_GENESIS_1_1),
                          "In the beginning, God created the heavens and the earth.")
+        self.assertEqual(sword_bible.osis_to_text(WEB_PHILIPPIANS_1_1_END),
+                         "Jesus Christ, to all the saints")
 
     def test_canonical_psalm_title_kept_poetry_lines_joined(self):
         self.assertEqual(sword_bible.osis_to_text(WEB_PSALM_3_1),
@@ -116,6 +133,14 @@ class OsisToTextTest(unittest.TestCase):
                          "Jesus Christ for ever. Amen.")
         self.assertEqual(sword_bible.osis_to_text(KJV_PSALM_119_1),
                          "Blessed are the undefiled in the way, who walk in the law of the LORD.")
+
+    def test_added_words_separated_added_enclitic_joined(self):
+        self.assertEqual(sword_bible.osis_to_text(RV_GENESIS_2_12),
+                         "Y el oro de aquella tierra es bueno: hay allí también bdelio y piedra "
+                         "cornerina.")
+        self.assertEqual(sword_bible.osis_to_text(RV_PSALM_148_6),
+                         "Y las hizo ser para siempre por los siglos; púsoles ley que no será "
+                         "quebrantada.")
 
     def test_entities_decoded_and_empty_entry(self):
         self.assertEqual(sword_bible.osis_to_text("Tom &amp; <w>Jerry</w>\t&lt;3 "), "Tom & Jerry <3")
