@@ -3,6 +3,8 @@ from Debian's SWORD modules, colophon and misalignment filters, the by-book spli
 round trip. The last class reads the installed modules and skips when they are absent."""
 
 import importlib.util
+import random
+import shutil
 import sys
 import tempfile
 import unittest
@@ -11,6 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "data"))
 import bible_parallel_corpus as corpus  # noqa: E402
 import kjv_corpus  # noqa: E402
+import prepare_corpus  # noqa: E402
+import tokenizer_model  # noqa: E402
 import sword_bible  # noqa: E402
 from bible_parallel_corpus import VersePair  # noqa: E402
 
@@ -229,6 +233,36 @@ class SplitAndTsvTest(unittest.TestCase):
                              "Yahweh, how my adversaries have increased!")
             with self.assertRaises(ValueError):
                 corpus.write_tsv(path, [VersePair("Ps", 1, 1, "a\tb", "c")])
+
+
+@unittest.skipUnless(shutil.which("spm_train"), "needs Debian's sentencepiece (spm_train)")
+class TokenIdsTest(unittest.TestCase):
+    def test_joint_tokenizer_ids_end_with_eos_without_bos(self):
+        spanish = ["En el principio creó Dios los cielos y la tierra.",
+                   "Y la tierra estaba desordenada y vacía."]
+        english = ["In the beginning, God created the heavens and the earth.",
+                   "The earth was formless and empty."]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            # Running text of the words of every verse in this file, in random order: enough
+            # distinct pieces for 400 (256 byte pieces, ~70 characters, the rest merged).
+            rng = random.Random(13)
+            words = " ".join(spanish + english + [sword_bible.osis_to_text(raw) for raw in (
+                WEB_GENESIS_1_1, WEB_PSALM_3_1, WEB_MATTHEW_17_21, WEB_SONG_1_2, KJV_PSALM_119_9,
+                KJV_PSALM_119_1, RV_PHILIPPIANS_4_23, RV_GENESIS_2_12, RV_PSALM_148_6)]).split()
+            (out / corpus.SPM_TRAIN_TEXT).write_text("".join(
+                " ".join(rng.choice(words) for _ in range(12)) + "\n" for _ in range(1500)))
+            prepare_corpus.train_tokenizer(out, 400, corpus.SPM_TRAIN_TEXT)
+            model = out / "tokenizer.model"
+            proto = tokenizer_model.load(model)
+            self.assertEqual(list(proto.trainer_spec.input), [corpus.SPM_TRAIN_TEXT])
+            self.assertEqual(tokenizer_model.embedded_paths(proto), [])
+            ids = corpus.encode_with_eos(model, spanish + english, out / "encode.tmp")
+        self.assertEqual(len(ids), 4)
+        for row in ids:
+            self.assertEqual(row[-1], prepare_corpus.EOS_ID)
+            self.assertNotIn(prepare_corpus.BOS_ID, row)
+            self.assertEqual(row.count(prepare_corpus.EOS_ID), 1)
 
 
 def _modules_installed():
