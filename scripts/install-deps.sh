@@ -16,6 +16,10 @@ packages=(
   # The Python client (clients/python; its stubs come from protoc + grpc_python_plugin above).
   python3-grpcio
   bible-kjv bible-kjv-text
+  # The Spanish→English translation corpus (scripts/make-translation-corpus.sh): the
+  # Reina-Valera 1909, World English Bible and KJV SWORD modules, read with python3-sword
+  # (diatheke, the modules' command-line reader, to look at a verse by hand).
+  sword-text-sparv sword-text-web sword-text-kjv python3-sword diatheke
   # The fuzz targets (tests/fuzz, scripts/fuzz.sh): clang with libFuzzer and the sanitizers.
   clang libclang-rt-14-dev
   # Benchmark plots (scripts/bench.sh) and profiles of missed targets (docs/PERFORMANCE.md).

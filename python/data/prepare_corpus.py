@@ -37,12 +37,12 @@ TRAIN_TEXT = "train.txt"
 TOKENIZER_PREFIX = "tokenizer"
 
 
-def train_tokenizer(directory: Path, vocab_size: int) -> None:
-    """Trains directory/tokenizer.{model,vocab} on directory/train.txt. spm_train stores its
+def train_tokenizer(directory: Path, vocab_size: int, train_text: str = TRAIN_TEXT) -> None:
+    """Trains directory/tokenizer.{model,vocab} on directory/train_text. spm_train stores its
     --input and --model_prefix in the model (trainer_spec), so it runs inside `directory` with
     the bare names: an absolute path would tie the file to this machine's checkout."""
     command = [
-        "spm_train", f"--input={TRAIN_TEXT}", f"--model_prefix={TOKENIZER_PREFIX}",
+        "spm_train", f"--input={train_text}", f"--model_prefix={TOKENIZER_PREFIX}",
         f"--vocab_size={vocab_size}", "--model_type=unigram", "--character_coverage=1.0",
         "--byte_fallback=true", f"--unk_id={UNK_ID}", f"--bos_id={BOS_ID}",
         f"--eos_id={EOS_ID}", f"--pad_id={PAD_ID}", "--num_threads=1",
