@@ -55,6 +55,10 @@ ABSL_FLAG(int, max_queued, 256,
           "Requests that may wait for a slot; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, token_budget, 512, "Tokens (decode + prefill) one engine step aims to stay within");
 ABSL_FLAG(int, prefill_chunk, 256, "Most prompt tokens of one request fed in one model call");
+ABSL_FLAG(std::string, max_step_latency, "auto",
+          "How long an engine step that decodes may take: prompt tokens fed beside running "
+          "streams are cut to stay within it, costed by the measured prefill time per token. "
+          "auto = 3x the running median decode step, off = no cap, or a duration such as 20ms");
 ABSL_FLAG(std::string, device_sampling, "auto",
           "auto, on or off; accepted for compatibility and has no effect: every token is "
           "selected by the sampling op where the model's logits are (on the GPU for cuda), so "
@@ -260,6 +264,10 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.max_queued = absl::GetFlag(FLAGS_max_queued);
   scheduler.token_budget = absl::GetFlag(FLAGS_token_budget);
   scheduler.prefill_chunk = absl::GetFlag(FLAGS_prefill_chunk);
+  if (std::string error; !engine::ParseStepLatencyTarget(absl::GetFlag(FLAGS_max_step_latency),
+                                                         &scheduler.max_step_latency, &error)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-step-latency ", error));
+  }
   scheduler.max_new_tokens_limit = absl::GetFlag(FLAGS_max_new_tokens_limit);
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
