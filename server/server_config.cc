@@ -104,12 +104,23 @@ absl::StatusOr<kernels::Backend> ParseBackend(const std::string& name) {
   if (name == "cpu") return kernels::Backend::kCpu;
   if (name == "reference") return kernels::Backend::kReference;
   if (name == "cuda" || name == "auto") {
-    if (kernels::CudaDeviceAvailable()) return kernels::Backend::kCuda;
+    const kernels::CudaProbe probe = kernels::ProbeCudaDevice();
+    if (probe.state == kernels::CudaDeviceState::kUsable) return kernels::Backend::kCuda;
+    // A GPU the runtime cannot use is an error under auto too, never a quiet CPU fallback: a
+    // GPU machine serving from its CPU is many times slower and nobody would know why. The
+    // operator who wants the CPU there says --backend=cpu.
+    if (probe.state == kernels::CudaDeviceState::kUnusable) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--backend=", name, ": a CUDA device is present but unusable: ", probe.detail,
+          " (fix the driver, or pass --backend=cpu to serve from the "
+          "CPU on purpose)"));
+    }
     if (name == "auto") return kernels::Backend::kCpu;
-    return absl::InvalidArgumentError(kernels::CudaCompiledIn()
-                                          ? "--backend=cuda: no usable CUDA device found"
-                                          : "--backend=cuda: this build has no CUDA backend (built "
-                                            "with SLOTSERVE_WITH_CUDA=OFF)");
+    return absl::InvalidArgumentError(
+        kernels::CudaCompiledIn()
+            ? absl::StrCat("--backend=cuda: no usable CUDA device found (", probe.detail, ")")
+            : "--backend=cuda: this build has no CUDA backend (built with "
+              "SLOTSERVE_WITH_CUDA=OFF)");
   }
   return absl::InvalidArgumentError(
       absl::StrCat("--backend must be auto, cpu, cuda or reference, got \"", name, "\""));
