@@ -217,7 +217,9 @@ class Scheduler::Impl final : private RequestFinisher {
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       Admit(queue_.PopFront(PlanAdmission(pool_.free_count(), intake->head)), now);
       ForkReadyParents();
-      runner_.Run(PlanStep(RunningViews(), step_limits_), running_);
+      StepLimits limits = step_limits_;
+      limits.prefill_cap = PrefillTokenCap(options_.max_step_latency, runner_.costs());
+      runner_.Run(PlanStep(RunningViews(), limits), running_);
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       observer_.OnStats(stats());
     }

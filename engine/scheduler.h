@@ -7,9 +7,10 @@
 //      logits are, whatever else is in the batch);
 //   3. feeds prompt chunks (<= prefill_chunk tokens each) of admitted requests in admission
 //      order while the token budget (token_budget minus the decode batch) lasts; at least one
-//      chunk per step is always run so prompts never starve. A request whose prompt is fully
-//      absorbed selects its first token with the same op (PrefillAndSample) and decodes from
-//      the next step on.
+//      chunk per step is always run so prompts never starve. Beside a decode batch the prompt
+//      tokens are also capped by max_step_latency, costed online (step_latency_budget.h). A request
+//      whose prompt is fully absorbed selects its first token with the same op (PrefillAndSample)
+//      and decodes from the next step on.
 // Requests join and leave between steps. Idle, the thread sleeps on a condition variable.
 // Every public method is thread-safe. Inside: request_queue.h (what other threads touch),
 // step_planner.h (the rules of 1-3 as pure functions), step_runner.h (a step's model calls).
@@ -27,6 +28,7 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/session_store.h"
+#include "engine/step_latency_budget.h"
 #include "engine/tokenizer.h"
 #include "models/language_model.h"
 #include "models/model_config.h"
@@ -34,10 +36,14 @@
 namespace slotserve::engine {
 
 struct SchedulerOptions {
-  int max_slots = 64;                // states in the arena = most requests running at once
-  int max_queued = 256;              // accepted but waiting for a slot; beyond: RESOURCE_EXHAUSTED
-  int token_budget = 512;            // tokens (decode + prefill) one step aims to stay within
-  int prefill_chunk = 256;           // most prompt tokens of one request fed in one model call
+  int max_slots = 64;       // states in the arena = most requests running at once
+  int max_queued = 256;     // accepted but waiting for a slot; beyond: RESOURCE_EXHAUSTED
+  int token_budget = 512;   // tokens (decode + prefill) one step aims to stay within
+  int prefill_chunk = 256;  // most prompt tokens of one request fed in one model call
+  // How long a step that decodes may take (step_latency_budget.h): prompt tokens beside a
+  // decode batch are cut so the step stays within it, costed by the measured per-token prefill
+  // time. Auto (the default) = 3x the running median decode step.
+  StepLatencyTarget max_step_latency;
   int default_max_new_tokens = 128;  // used when StoppingOptions::max_new_tokens is 0
   int max_new_tokens_limit = 4096;   // larger max_new_tokens are refused
   int max_prompt_tokens = 8192;      // longer prompts are refused

@@ -20,6 +20,9 @@ StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits&
     if (running[i].decoding) plan.decode.push_back(i);
   }
   int64_t budget = limits.token_budget - static_cast<int64_t>(plan.decode.size());
+  // The latency cap binds only beside a decode batch: alone, a prompt stalls nobody.
+  const bool latency_capped = limits.prefill_cap > 0 && !plan.decode.empty();
+  int64_t latency_left = limits.prefill_cap;
   for (size_t i = 0; i < running.size(); ++i) {
     const RunningRequestView& request = running[i];
     if (request.decoding || request.prompt_left <= 0) continue;
@@ -35,8 +38,14 @@ StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits&
         break;
       }
     }
+    if (latency_capped && latency_left < chunk) {
+      if (latency_left <= 0 && !plan.prefill.empty()) break;
+      // Cut like the token budget cuts: shorter, never across a prefix block boundary.
+      if (latency_left > 0) chunk = latency_left;
+    }
     plan.prefill.push_back({i, static_cast<int>(chunk)});
     budget -= chunk;
+    latency_left -= chunk;
   }
   return plan;
 }

@@ -40,6 +40,11 @@ struct StepLimits {
   // can checkpoint there, and a request restored at a boundary runs exactly the chunks a
   // request that prefilled from token 0 runs from there on (bitwise the same logits).
   int prefix_block = 0;
+  // Prompt tokens (all chunks together) a step that also decodes may run, from the step
+  // latency target (step_latency_budget.h); 0 = no cap. A step with nothing to decode has no
+  // stream to stall and is not capped. It cuts chunks the way the token budget does: shorter,
+  // still never across a prefix block boundary (checkpoints stay at every boundary).
+  int64_t prefill_cap = 0;
 };
 
 // `tokens` prompt tokens of running request `request` (an index into the running list).
@@ -60,7 +65,9 @@ struct StepPlan {
 //     prefill_chunk, and with a prefix_block at most up to the next multiple of it; a chunk larger
 //     than a positive budget left is cut to that budget; once the budget is spent no further chunk
 //     runs, but the step always runs at least one chunk when a prompt is waiting, so prompts never
-//     starve behind a full decode batch.
+//     starve behind a full decode batch;
+//   - when requests decode and prefill_cap > 0, the prompt tokens of the step stay within it
+//     the same way (a chunk cut to what is left of it; further chunks stop once it is spent).
 StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits& limits);
 
 }  // namespace slotserve::engine

@@ -48,6 +48,8 @@ void StepRunner::Decode(std::span<ActiveRequest* const> batch) {
                                                    decode_sampling_, decode_tokens_, raw_logits_);
   const absl::Time end = absl::Now();
   observer_.OnStep(StepPhase::kDecode, static_cast<int>(batch.size()), end - start);
+  if (status.ok())
+    costs_.ObserveDecode(static_cast<int>(batch.size()), absl::ToDoubleSeconds(end - start));
   size_t next_raw_row = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     ActiveRequest& request = *batch[i];
@@ -83,6 +85,7 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
   }
   const absl::Time end = absl::Now();
   observer_.OnStep(StepPhase::kPrefill, tokens, end - start);
+  if (status.ok()) costs_.ObservePrefill(tokens, absl::ToDoubleSeconds(end - start));
   if (!status.ok()) {
     finisher_.Finish(request, FinishReason::kCancelled, ModelError("prefill", status));
     return;

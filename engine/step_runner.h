@@ -16,6 +16,7 @@
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/prefix_cache.h"
+#include "engine/step_latency_budget.h"
 #include "engine/step_planner.h"
 #include "models/language_model.h"
 #include "models/state_arena.h"
@@ -43,6 +44,9 @@ class StepRunner {
   // whatever else is in the batch.
   void Run(const StepPlan& plan, std::span<const std::unique_ptr<ActiveRequest>> running);
 
+  // The measured costs of the model calls run so far (the step latency budget's input).
+  const StepCostModel& costs() const { return costs_; }
+
  private:
   void Decode(std::span<ActiveRequest* const> batch);
   void Prefill(ActiveRequest& request, int tokens);
@@ -63,6 +67,7 @@ class StepRunner {
   RequestFinisher& finisher_;
   PrefixCache* const prefix_cache_;
   const size_t vocab_;
+  StepCostModel costs_;
   // Reused every step, so a step allocates nothing once the batch size settled.
   std::vector<ActiveRequest*> decode_batch_;
   std::vector<int32_t> decode_slots_;

@@ -60,6 +60,14 @@ bool CudaDeviceAvailable() {
 #endif
 }
 
+CudaProbe ProbeCudaDevice() {
+#ifdef SLOTSERVE_WITH_CUDA
+  return cuda_bridge::Probe();
+#else
+  return {CudaDeviceState::kNoDevice, "this build has no CUDA backend"};
+#endif
+}
+
 void FailNoCudaBackend(const char* op) {
   std::fprintf(stderr,
                "slotserve: op '%s' was asked to run on the cuda backend, but this build has no "

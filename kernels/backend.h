@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "kernels/cuda_device_probe.h"
+
 namespace slotserve::kernels {
 
 enum class Backend { kReference, kCpu, kCuda };
@@ -22,6 +24,9 @@ std::size_t DTypeSize(DType dtype);
 bool CudaCompiledIn();
 // True when CUDA is compiled in and a device can actually be used.
 bool CudaDeviceAvailable();
+// Whether there is no GPU, a usable one, or one present but unusable (with the CUDA error):
+// cuda_device_probe.h. Without CUDA compiled in: no device.
+CudaProbe ProbeCudaDevice();
 
 template <Backend B>
 using BackendTag = std::integral_constant<Backend, B>;

@@ -29,9 +29,16 @@ class StepGraphCache {
   // capturing record(stream) into it first if there is none (record is then called exactly
   // once per key; while it is captured its work does not run, the replay that follows runs
   // it). `stream` must come from DeviceStream::Create (capture refuses the null stream).
+  // A capture that fails inside `record` (a CUDA call not allowed while capturing) does not
+  // end the process: the failure is logged once, kept in capture_failure(), and from then on
+  // every Run calls record(stream) directly, without graphs (slower at small batches, right).
+  // Errors of the caller's own making (the null stream) are returned, as before.
   absl::Status Run(int64_t key, Stream stream, absl::FunctionRef<void(Stream)> record);
 
-  // Drops every graph; the next Run of each key captures again.
+  // OK, or why graphs were given up on (they stay off until Invalidate).
+  const absl::Status& capture_failure() const { return capture_failure_; }
+
+  // Drops every graph and any capture failure; the next Run of each key captures again.
   void Invalidate();
 
   bool Contains(int64_t key) const { return graphs_.count(key) != 0; }
@@ -40,6 +47,7 @@ class StepGraphCache {
  private:
   Backend backend_;
   std::unordered_map<int64_t, void*> graphs_;  // key -> instantiated graph (cudaGraphExec_t)
+  absl::Status capture_failure_;
 };
 
 }  // namespace slotserve::kernels

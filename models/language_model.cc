@@ -19,7 +19,9 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
         "backend cuda: this build has no CUDA backend (built without SLOTSERVE_WITH_CUDA)");
   }
   if (backend == kernels::Backend::kCuda && !kernels::CudaDeviceAvailable()) {
-    return absl::FailedPreconditionError("backend cuda: no usable CUDA device");
+    const kernels::CudaProbe probe = kernels::ProbeCudaDevice();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "backend cuda: ", kernels::CudaDeviceStateName(probe.state), " (", probe.detail, ")"));
   }
   std::error_code error;
   if (!std::filesystem::is_directory(dir, error)) {

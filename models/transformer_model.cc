@@ -92,6 +92,7 @@ TransformerModel::TransformerModel(const ModelConfig& config, kernels::Backend b
       backend_(backend),
       weights_(std::move(weights)),
       state_floats_per_layer_(AttentionStateFloatsPerLayer(config)),
+      padding_state_accumulates_(!DescribeAttentionKind(config.attention.kind).memory_is_context),
       stream_(std::move(stream)),
       scratch_(backend, ScratchWidths{.model = config.d_model,
                                       .projections = FusedProjectionWidth(weights_),
@@ -374,9 +375,13 @@ absl::Status TransformerModel::QueueStep(StateArena& states, std::span<const int
   kernels::CopyHostToDevice(backend_, scratch_.slots(), step_slots_.data(), index_bytes, stream);
   kernels::CopyHostToDevice(backend_, scratch_.positions(), step_positions_.data(), index_bytes,
                             stream);
-  if (padded_rows > rows) {
-    // Empty again, so the padded rows' state never accumulates across steps (it could
-    // overflow; the rows are independent, but inf/NaN there is needless).
+  if (padded_rows > rows && padding_state_accumulates_) {
+    // A recurrent state: empty again, so the padded rows' state never accumulates across steps
+    // (it could overflow; the rows are independent, but inf/NaN there is needless). It is the
+    // kind's constant-size state, so this is cheap. A KV cache (memory_is_context) is skipped:
+    // a step at position 0 writes row 0 before it reads rows 0..0, so the padding slot's
+    // contents never carry over, and zeroing its whole cache (up to GBs per step at long
+    // contexts) would read nothing back; AllocateStates zeroed it once.
     kernels::FillZero(backend_, states.device_data() + padding_slot * states.floats_per_slot(),
                       static_cast<size_t>(states.bytes_per_slot()), stream);
   }

@@ -108,6 +108,10 @@ class TransformerModel final : public LanguageModel {
   kernels::Backend backend_;
   TransformerWeights weights_;
   int64_t state_floats_per_layer_;
+  // Whether a decode step at position 0 reads state that earlier steps left (a recurrent
+  // state) rather than only what it writes (a KV cache): the padding slot is then zeroed
+  // before every padded step.
+  bool padding_state_accumulates_ = true;
   // The decode step's stream (capture needs a stream of its own); prefill uses the null stream,
   // which this stream is ordered with.
   kernels::DeviceStream stream_;

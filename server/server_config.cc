@@ -55,6 +55,10 @@ ABSL_FLAG(int, max_queued, 256,
           "Requests that may wait for a slot; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, token_budget, 512, "Tokens (decode + prefill) one engine step aims to stay within");
 ABSL_FLAG(int, prefill_chunk, 256, "Most prompt tokens of one request fed in one model call");
+ABSL_FLAG(std::string, max_step_latency, "auto",
+          "How long an engine step that decodes may take: prompt tokens fed beside running "
+          "streams are cut to stay within it, costed by the measured prefill time per token. "
+          "auto = 3x the running median decode step, off = no cap, or a duration such as 20ms");
 ABSL_FLAG(std::string, device_sampling, "auto",
           "auto, on or off; accepted for compatibility and has no effect: every token is "
           "selected by the sampling op where the model's logits are (on the GPU for cuda), so "
@@ -100,12 +104,23 @@ absl::StatusOr<kernels::Backend> ParseBackend(const std::string& name) {
   if (name == "cpu") return kernels::Backend::kCpu;
   if (name == "reference") return kernels::Backend::kReference;
   if (name == "cuda" || name == "auto") {
-    if (kernels::CudaDeviceAvailable()) return kernels::Backend::kCuda;
+    const kernels::CudaProbe probe = kernels::ProbeCudaDevice();
+    if (probe.state == kernels::CudaDeviceState::kUsable) return kernels::Backend::kCuda;
+    // A GPU the runtime cannot use is an error under auto too, never a quiet CPU fallback: a
+    // GPU machine serving from its CPU is many times slower and nobody would know why. The
+    // operator who wants the CPU there says --backend=cpu.
+    if (probe.state == kernels::CudaDeviceState::kUnusable) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--backend=", name, ": a CUDA device is present but unusable: ", probe.detail,
+          " (fix the driver, or pass --backend=cpu to serve from the "
+          "CPU on purpose)"));
+    }
     if (name == "auto") return kernels::Backend::kCpu;
-    return absl::InvalidArgumentError(kernels::CudaCompiledIn()
-                                          ? "--backend=cuda: no usable CUDA device found"
-                                          : "--backend=cuda: this build has no CUDA backend (built "
-                                            "with SLOTSERVE_WITH_CUDA=OFF)");
+    return absl::InvalidArgumentError(
+        kernels::CudaCompiledIn()
+            ? absl::StrCat("--backend=cuda: no usable CUDA device found (", probe.detail, ")")
+            : "--backend=cuda: this build has no CUDA backend (built with "
+              "SLOTSERVE_WITH_CUDA=OFF)");
   }
   return absl::InvalidArgumentError(
       absl::StrCat("--backend must be auto, cpu, cuda or reference, got \"", name, "\""));
@@ -260,6 +275,10 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.max_queued = absl::GetFlag(FLAGS_max_queued);
   scheduler.token_budget = absl::GetFlag(FLAGS_token_budget);
   scheduler.prefill_chunk = absl::GetFlag(FLAGS_prefill_chunk);
+  if (std::string error; !engine::ParseStepLatencyTarget(absl::GetFlag(FLAGS_max_step_latency),
+                                                         &scheduler.max_step_latency, &error)) {
+    return absl::InvalidArgumentError(absl::StrCat("--max-step-latency ", error));
+  }
   scheduler.max_new_tokens_limit = absl::GetFlag(FLAGS_max_new_tokens_limit);
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);

@@ -279,7 +279,8 @@ absl::Status RunServer(const ServerConfig& config) {
   std::fprintf(
       stderr,
       "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-      "request, %d state slots (%.1f MiB, from %s), device sampling %s, %s%slistening on "
+      "request, %d state slots (%.1f MiB, from %s), device sampling %s, max step latency %s, "
+      "%s%slistening on "
       "%s, metrics on http://%s/metrics\n",
       model_name.c_str(), config.model_dir.c_str(),
       models::DescribeAttention(model_config.attention).c_str(),
@@ -288,6 +289,7 @@ absl::Status RunServer(const ServerConfig& config) {
       static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
       pool_origin.c_str(),
       engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",
+      engine::DescribeStepLatencyTarget(scheduler_options.max_step_latency).c_str(),
       TlsDescription(tls_files).c_str(), keys_note.c_str(),
       WithPort(config.listen_address, grpc_port).c_str(),
       WithPort(config.metrics_address, metrics_port).c_str());

@@ -10,37 +10,44 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda_device_probe.h"
 
 namespace slotserve::kernels::cuda_bridge {
 namespace {
 
 using cuda::AsCudaStream;
 
-bool ProbeDevice() {
+static_assert(kCudaSuccess == cudaSuccess);
+static_assert(kCudaErrorInsufficientDriver == cudaErrorInsufficientDriver);
+static_assert(kCudaErrorNoDevice == cudaErrorNoDevice);
+
+CudaProbe ProbeDevice() {
   int count = 0;
-  // With no driver or no device this returns an error (cudaErrorNoDevice,
-  // cudaErrorInsufficientDriver, ...) instead of aborting: that simply means "no GPU".
+  // With no driver or no device this returns an error instead of aborting; which error says
+  // whether there is no GPU or a GPU this runtime cannot use (cuda_device_probe.h).
   const cudaError_t error = cudaGetDeviceCount(&count);
-  if (error != cudaSuccess) {
-    (void)cudaGetLastError();  // clear it so that it is not reported by a later launch check
-    return false;
-  }
-  return count > 0;
+  int driver = 0;
+  (void)cudaDriverGetVersion(&driver);  // 0 when no driver is installed
+  (void)cudaGetLastError();  // clear it so that it is not reported by a later launch check
+  return ClassifyCudaProbe(error, cudaGetErrorName(error), cudaGetErrorString(error), count,
+                           driver);
 }
 
 }  // namespace
 
-bool DeviceAvailable() {
-  static const bool available = ProbeDevice();
-  return available;
+const CudaProbe& Probe() {
+  static const CudaProbe probe = ProbeDevice();
+  return probe;
 }
+
+bool DeviceAvailable() { return Probe().state == CudaDeviceState::kUsable; }
 
 absl::StatusOr<void*> Allocate(std::size_t bytes) {
   if (!DeviceAvailable()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot allocate ", bytes,
-                     " bytes on the cuda backend: no usable CUDA device (expected a GPU and a "
-                     "driver; choose --backend cpu on this machine)"));
+    return absl::FailedPreconditionError(absl::StrCat(
+        "cannot allocate ", bytes,
+        " bytes on the cuda backend: ", CudaDeviceStateName(Probe().state), " (", Probe().detail,
+        "; expected a GPU and a driver; choose --backend cpu on this machine)"));
   }
   void* ptr = nullptr;
   const cudaError_t error = cudaMalloc(&ptr, bytes);
@@ -91,7 +98,8 @@ void Synchronize(Stream stream) {
 absl::StatusOr<Stream> CreateStream() {
   if (!DeviceAvailable()) {
     return absl::FailedPreconditionError(
-        "cannot create a CUDA stream: no usable CUDA device (expected a GPU and a driver)");
+        absl::StrCat("cannot create a CUDA stream: ", CudaDeviceStateName(Probe().state), " (",
+                     Probe().detail, "; expected a GPU and a driver)"));
   }
   cudaStream_t stream = nullptr;
   const cudaError_t error = cudaStreamCreateWithFlags(&stream, cudaStreamDefault);
@@ -108,7 +116,7 @@ void DestroyStream(Stream stream) {
 }
 
 std::string DeviceDescription() {
-  if (!DeviceAvailable()) return "no CUDA device";
+  if (!DeviceAvailable()) return CudaDeviceStateName(Probe().state);
   int device = 0;
   cudaDeviceProp properties{};
   if (cudaGetDevice(&device) != cudaSuccess ||

@@ -8,10 +8,13 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "kernels/cuda_device_probe.h"
 
 namespace slotserve::kernels::cuda_bridge {
 
-bool DeviceAvailable();
+// The device probe's result, made once per process (cuda_device_probe.h).
+const CudaProbe& Probe();
+bool DeviceAvailable();  // Probe().state == kUsable
 absl::StatusOr<void*> Allocate(std::size_t bytes);
 void Free(void* ptr);
 void CopyHostToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);

@@ -1,6 +1,8 @@
 // Error checks for CUDA runtime and cuBLAS calls inside the cuda backend. The Launch* entry
 // points return void (a kernel launch cannot fail for a reason the caller could handle), so a
-// failing call aborts with the call, the error name and where it happened.
+// failing call aborts with the call, the error name and where it happened; except while a
+// graph is captured on this thread (kernels/capture_failure_trap.h), when the failure is
+// recorded for the capture to return and the call site carries on.
 #pragma once
 
 #include <cublas_v2.h>
@@ -10,7 +12,8 @@
 
 namespace slotserve::kernels::cuda {
 
-[[noreturn]] void FailCuda(const char* call, const char* error, const char* file, int line);
+// Aborts unless a CaptureFailureTrap is installed on this thread (then it records and returns).
+void FailCuda(const char* call, const char* error, const char* file, int line);
 
 inline cudaStream_t AsCudaStream(Stream stream) { return static_cast<cudaStream_t>(stream); }
 

@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/capture_failure_trap.h"
 #include "kernels/cuda/cublas_context.cuh"
 #include "kernels/cuda/cuda_check.cuh"
 
@@ -28,9 +29,22 @@ absl::StatusOr<GraphExec> Capture(Stream stream, absl::FunctionRef<void(Stream)>
   // Relaxed: the ops may still allocate their scratch (cudaMalloc) while being captured.
   cudaError_t error = cudaStreamBeginCapture(cuda_stream, cudaStreamCaptureModeRelaxed);
   if (error != cudaSuccess) return CudaError("cudaStreamBeginCapture", error);
-  record(stream);
+  absl::Status recorded;
+  {
+    // A CUDA call failing inside `record` (one not allowed while capturing) is recorded here
+    // instead of aborting the process; the capture still ends below, so the stream is usable.
+    CaptureFailureTrap trap;
+    record(stream);
+    recorded = trap.status();
+  }
   cudaGraph_t graph = nullptr;
   error = cudaStreamEndCapture(cuda_stream, &graph);
+  if (!recorded.ok()) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    (void)cudaGetLastError();
+    return absl::InternalError(
+        absl::StrCat("capturing the step into a CUDA graph: ", recorded.message()));
+  }
   if (error != cudaSuccess) {
     if (graph != nullptr) (void)cudaGraphDestroy(graph);
     return CudaError(

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "models/language_model.h"
+#include "tests/cuda_test_gate.h"
 #include "tests/golden/golden_data.h"
 
 namespace slotserve::golden {
@@ -44,9 +45,7 @@ std::vector<GoldenCase> Cases() {
 class GoldenLogitsTest : public ::testing::TestWithParam<GoldenCase> {
  protected:
   void SetUp() override {
-    if (GetParam().backend == kernels::Backend::kCuda && !kernels::CudaDeviceAvailable()) {
-      GTEST_SKIP() << "CUDA backend compiled in, but no usable GPU on this machine";
-    }
+    if (GetParam().backend == kernels::Backend::kCuda) SLOTSERVE_GATE_CUDA_TEST();
     const auto dir = GoldenModelsDir() / GetParam().variant;
     auto golden = LoadGoldenData(dir);
     ASSERT_TRUE(golden.ok()) << golden.status();

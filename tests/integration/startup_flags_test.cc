@@ -2,6 +2,7 @@
 // capped by --max-slots, and a budget too small for one request refused before serving; and
 // --device-sampling (token sampling on the model's device) parsed, reported and serving.
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include "absl/strings/match.h"
@@ -86,6 +87,35 @@ TEST_F(StartupFlagsTest, DeviceSamplingOnServesAndIsReported) {
 TEST_F(StartupFlagsTest, ABadDeviceSamplingModeIsRefusedNamingTheFlag) {
   const std::string output = RefusedStartupOutput("--device-sampling=maybe");
   EXPECT_TRUE(absl::StrContains(output, "--device-sampling must be auto")) << output;
+}
+
+TEST_F(StartupFlagsTest, MaxStepLatencyIsAutoByDefaultAndTakesADuration) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({}));
+  EXPECT_TRUE(
+      absl::StrContains(server_->log(), "max step latency auto (3x the median decode step)"))
+      << server_->log();
+}
+
+TEST_F(StartupFlagsTest, ATightMaxStepLatencyStillServesALongPromptBesideAStream) {
+  // Without prefix blocks the cap cuts chunks to a few tokens per step; both requests finish.
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--max-step-latency=100us", "--prefix-cache-memory=0"}));
+  EXPECT_TRUE(absl::StrContains(server_->log(), "max step latency 100us")) << server_->log();
+  StreamResult decoding;
+  std::thread stream([&] { decoding = Generate(*stub_, GreedyTextRequest("and god said", 200)); });
+  std::string long_prompt;
+  for (int i = 0; i < 60; ++i) long_prompt += "in the beginning god created the heaven ";
+  const StreamResult prompted = Generate(*stub_, GreedyTextRequest(long_prompt, 8));
+  stream.join();
+  ASSERT_TRUE(prompted.status.ok()) << prompted.status.error_message();
+  EXPECT_EQ(prompted.ids.size(), 8u);
+  ASSERT_TRUE(decoding.status.ok()) << decoding.status.error_message();
+  EXPECT_EQ(decoding.ids.size(), 200u);
+}
+
+TEST_F(StartupFlagsTest, ABadMaxStepLatencyIsRefusedNamingTheFlag) {
+  const std::string output = RefusedStartupOutput("--max-step-latency=soon");
+  EXPECT_TRUE(absl::StrContains(output, "--max-step-latency must be auto, off or a positive"))
+      << output;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/unit/engine/fake_language_model.h"
+#include "tests/unit/engine/greedy_request.h"
 #include "tests/unit/engine/recording_sink.h"
 #include "tests/unit/engine/tiny_tokenizer.h"
 
@@ -70,13 +71,7 @@ struct Harness {
   std::unique_ptr<Scheduler> scheduler;
 };
 
-GenerationRequest Greedy(std::vector<int32_t> prompt, int max_new) {
-  GenerationRequest request;
-  request.prompt_ids = std::move(prompt);
-  request.sampling.temperature = 0.0f;
-  request.stopping.max_new_tokens = max_new;
-  return request;
-}
+using testing::Greedy;
 
 // eos (2) once `position` reaches 4, else 10.
 std::unique_ptr<FakeLanguageModel> EosAtPositionFour() {

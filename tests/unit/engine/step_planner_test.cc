@@ -123,5 +123,39 @@ TEST(PlanStepTest, PrefixBlockZeroLeavesChunksAsBefore) {
   EXPECT_EQ(Chunks(PlanStep(std::vector{Fed(40, 300)}, limits)), (ChunkList{{0, 256}}));
 }
 
+TEST(PlanStepTest, BesideADecodeBatchTheLatencyCapCutsPromptTokens) {
+  const StepLimits limits{.token_budget = 512, .prefill_chunk = 256, .prefill_cap = 40};
+  const std::vector<RunningRequestView> running = {Decoding(), Prompt(4000), Prompt(100)};
+  EXPECT_EQ(Chunks(PlanStep(running, limits)), (ChunkList{{1, 40}}))
+      << "the cap is spent by the first chunk, cut to it; the second prompt waits";
+  const StepLimits wider{.token_budget = 512, .prefill_chunk = 30, .prefill_cap = 50};
+  EXPECT_EQ(Chunks(PlanStep(running, wider)), (ChunkList{{1, 30}, {2, 20}}));
+}
+
+TEST(PlanStepTest, WithoutADecodeBatchTheLatencyCapDoesNotBind) {
+  // Nobody decodes, so nobody stalls: the prompt runs at full chunks for its own TTFT.
+  const StepLimits limits{.token_budget = 512, .prefill_chunk = 256, .prefill_cap = 40};
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Prompt(4000)}, limits)), (ChunkList{{0, 256}}));
+}
+
+TEST(PlanStepTest, TheLatencyCapNeverStarvesAPrompt) {
+  const StepLimits limits{.token_budget = 512, .prefill_chunk = 256, .prefill_cap = 1};
+  EXPECT_EQ(Chunks(PlanStep(std::vector{Decoding(), Prompt(4000)}, limits)), (ChunkList{{1, 1}}));
+}
+
+TEST(PlanStepTest, WithAPrefixBlockALatencyCutChunkStillEndsByTheNextBoundary) {
+  // The cap cuts like the budget: a chunk ends at the cap or at the block boundary, whichever
+  // comes first, so every block boundary is still a chunk boundary (checkpoints stay there).
+  const StepLimits limits{
+      .token_budget = 512, .prefill_chunk = 256, .prefix_block = 64, .prefill_cap = 40};
+  const std::vector<RunningRequestView> fed_10 = {
+      Decoding(), {.decoding = false, .prompt_left = 4000, .prompt_fed = 10}};
+  EXPECT_EQ(Chunks(PlanStep(fed_10, limits)), (ChunkList{{1, 40}}));
+  const std::vector<RunningRequestView> fed_50 = {
+      Decoding(), {.decoding = false, .prompt_left = 4000, .prompt_fed = 50}, Prompt(64)};
+  EXPECT_EQ(Chunks(PlanStep(fed_50, limits)), (ChunkList{{1, 14}, {2, 26}}))
+      << "14 tokens reach the boundary at 64; the cap's rest goes to the next prompt";
+}
+
 }  // namespace
 }  // namespace slotserve::engine

@@ -6,6 +6,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/activation.h"
+#include "kernels/device_memory.h"
 #include "kernels/device_stream.h"
 #include "kernels/float16.h"
 #include "kernels/linear.h"
@@ -118,6 +119,29 @@ TEST(StepGraphCacheCudaTest, RefusesTheNullStream) {
   const absl::Status status = cache.Run(1, nullptr, [](Stream) {});
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_FALSE(cache.Contains(1));
+}
+
+TEST(StepGraphCacheCudaTest, AFailedCaptureRunsTheStepDirectlyInsteadOfAborting) {
+  if (!CudaCompiledIn()) GTEST_SKIP() << "no CUDA backend in this build";
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(Backend::kCuda);
+  absl::StatusOr<DeviceStream> stream = DeviceStream::Create(Backend::kCuda);
+  ASSERT_TRUE(stream.ok()) << stream.status();
+  DeviceBuffer device = *DeviceBuffer::Allocate(Backend::kCuda, sizeof(float));
+  const float one = 1.0f;
+  CopyHostToDevice(Backend::kCuda, device.data(), &one, sizeof(float), stream->get());
+  float host = 0.0f;
+  StepGraphCache cache(Backend::kCuda);
+  // A device-to-host copy synchronises the stream: not allowed while capturing. It used to
+  // abort the process; now the capture fails, is reported, and the work runs directly.
+  const absl::Status status = cache.Run(1, stream->get(), [&](Stream recording) {
+    CopyDeviceToHost(Backend::kCuda, &host, device.data(), sizeof(float), recording);
+  });
+  ASSERT_TRUE(status.ok()) << status;
+  EXPECT_FALSE(cache.capture_failure().ok());
+  EXPECT_FALSE(cache.Contains(1));
+  EXPECT_EQ(host, 1.0f) << "the step's work ran once, directly";
+  cache.Invalidate();
+  EXPECT_TRUE(cache.capture_failure().ok());
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
+#include "tests/cuda_test_gate.h"
 
 namespace slotserve::kernels::testing {
 
@@ -53,11 +54,11 @@ inline void PrintTo(const BackendCase& c, std::ostream* os) {
 
 }  // namespace slotserve::kernels::testing
 
-// First statement of every test body: CUDA instances skip when no GPU can be used.
-#define SLOTSERVE_SKIP_IF_UNAVAILABLE(backend)                                       \
-  do {                                                                               \
-    if ((backend) == ::slotserve::kernels::Backend::kCuda &&                         \
-        !::slotserve::kernels::CudaDeviceAvailable()) {                              \
-      GTEST_SKIP() << "CUDA backend compiled in, but no usable GPU on this machine"; \
-    }                                                                                \
+// First statement of every test body: CUDA instances skip when there is no GPU, and fail when
+// a GPU is present but unusable (tests/cuda_test_gate.h).
+#define SLOTSERVE_SKIP_IF_UNAVAILABLE(backend)               \
+  do {                                                       \
+    if ((backend) == ::slotserve::kernels::Backend::kCuda) { \
+      SLOTSERVE_GATE_CUDA_TEST();                            \
+    }                                                        \
   } while (0)

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# Verifies the whole CUDA backend on a machine with a GPU in one call (issue 16 item 5):
+#   1. the GPU and driver as nvidia-smi sees them (none seen: stop, there is nothing to check);
+#   2. a Release build with CUDA into build-gpu/ (SLOTSERVE_WITH_CUDA=ON: no silent CPU build);
+#   3. the server's own probe: slotserve-server --backend=cuda must start and serve (it fails
+#      with the CUDA error text when the GPU is present but unusable);
+#   4. every unit and golden test (each CUDA instance must run: SLOTSERVE_REQUIRE_GPU=1 turns
+#      a skipped CUDA test into a failure), then the CUDA tests under compute-sanitizer
+#      (memcheck, racecheck, synccheck) when it is installed;
+#   5. the decode and prefill benchmarks on the GPU (slotserve-bench --backend=cuda) into
+#      bench/results/gpu-decode.csv and gpu-prefill.csv, and bench/results/gpu-summary.md
+#      with the GPU, each step's verdict and the targets to read the numbers against.
+# Any failing step fails the script (exit 1); the summary says which.
+#   scripts/gpu-check.sh            # on the GPU machine
+#   scripts/gpu-check.sh --dry-run  # print the commands only (checked by a test, no GPU needed)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${SLOTSERVE_GPU_BUILD_DIR:-$root/build-gpu}
+results=$root/bench/results
+jobs=${SLOTSERVE_JOBS:-$(nproc)}
+models=$root/models/trained
+recurrent_models=$models/kjv-abc-m32,$models/kjv-rfa-d32,$models/kjv-luna-l32
+bench_models=$recurrent_models,$models/kjv-softmax-c512  # softmax: a 512-token KV cache
+dry_run=0
+case "${1:-}" in
+  --dry-run) dry_run=1 ;;
+  "") ;;
+  *) echo "usage: scripts/gpu-check.sh [--dry-run]" >&2; exit 2 ;;
+esac
+
+summary=$results/gpu-summary.md
+failures=()
+# run NAME COMMAND...: prints the command; runs it unless --dry-run; records a failure.
+run() {
+  local name=$1
+  shift
+  echo "+ $*"
+  [ "$dry_run" = 1 ] && return 0
+  if "$@"; then
+    echo "| $name | ok |" >>"$summary"
+  else
+    echo "| $name | FAILED (exit $?) |" >>"$summary"
+    failures+=("$name")
+  fi
+}
+
+if [ "$dry_run" = 0 ]; then
+  if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+    echo "gpu-check: nvidia-smi sees no GPU here; nothing to check (this is not a pass)" >&2
+    exit 1
+  fi
+  mkdir -p "$results"
+  {
+    echo "# GPU check ($(date -u +%Y-%m-%dT%H:%MZ))"
+    echo
+    echo '```'
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory_bus_width,clocks.max.memory \
+      --format=csv
+    echo '```'
+    echo
+    echo "| step | result |"
+    echo "|---|---|"
+  } >"$summary"
+fi
+export SLOTSERVE_REQUIRE_GPU=1
+
+run configure cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DSLOTSERVE_WITH_CUDA=ON
+run build cmake --build "$build" -j "$jobs"
+run server-probe "$root/scripts/gpu-check-server.sh" "$build" "$models/kjv-abc-m32"
+run unit-and-golden-tests ctest --test-dir "$build" --output-on-failure -j "$jobs" -L 'unit|golden'
+
+# The test binaries with CUDA instances, filtered to those instances, under each sanitizer.
+cuda_filter='*cuda*:*Cuda*:*CUDA*'
+test_binaries=(tests/unit/kernels/slotserve_kernel_tests tests/unit/models/slotserve_model_tests
+  tests/unit/engine/slotserve_engine_tests tests/golden/slotserve_golden_tests)
+if [ "$dry_run" = 1 ] || command -v compute-sanitizer >/dev/null; then
+  for tool in memcheck racecheck synccheck; do
+    for binary in "${test_binaries[@]}"; do
+      run "compute-sanitizer $tool $(basename "$binary")" \
+        compute-sanitizer --tool "$tool" --error-exitcode 1 \
+        "$build/$binary" --gtest_filter="$cuda_filter"
+    done
+  done
+elif [ "$dry_run" = 0 ]; then
+  echo "| compute-sanitizer | not installed: skipped |" >>"$summary"
+fi
+
+run decode-benchmark "$build/bench/slotserve-bench" --suite=decode --backend=cuda \
+  --models="$bench_models" --batches=1,8,32,64,256,1024 --out="$build/gpu-results"
+run prefill-benchmark "$build/bench/slotserve-bench" --suite=prefill --backend=cuda \
+  --models="$recurrent_models" --prompt_lengths=16,256,1024,4096 --out="$build/gpu-results"
+run memory-table "$build/bench/slotserve-bench" --suite=memory --models="$bench_models" \
+  --budgets_gib=80,141 --out="$build/gpu-results"
+[ "$dry_run" = 1 ] && exit 0
+
+for suite in decode prefill; do
+  if [ -f "$build/gpu-results/${suite}_engine.csv" ]; then
+    cp "$build/gpu-results/${suite}_engine.csv" "$results/gpu-$suite.csv"
+  fi
+done
+if [ -f "$build/gpu-results/memory.csv" ]; then
+  cp "$build/gpu-results/memory.csv" "$results/gpu-memory.csv"
+fi
+{
+  echo
+  echo "Targets (issue 16): a batch-1 decode step within 1.3x the time to read the weights once"
+  echo "at the GPU's memory bandwidth (step_ms of batch 1 in gpu-decode.csv against the model's"
+  echo "weight bytes / bandwidth); the states of >= 65,536 requests resident on one H200-class"
+  echo "GPU (141 GB) for the bundled model size (gpu-memory.csv, the 141 GiB budget)."
+  for csv in "$results"/gpu-decode.csv "$results"/gpu-prefill.csv "$results"/gpu-memory.csv; do
+    [ -f "$csv" ] || continue
+    echo
+    echo "## $(basename "$csv")"
+    echo
+    echo '```'
+    cat "$csv"
+    echo '```'
+  done
+} >>"$summary"
+
+if [ "${#failures[@]}" -gt 0 ]; then
+  echo "gpu-check: FAILED: ${failures[*]} (see $summary)" >&2
+  exit 1
+fi
+echo "gpu-check: every step passed; $summary"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# scripts/gpu-check.sh cannot run without a GPU, so this checks what can be checked anywhere:
+# both scripts parse (bash -n), and --dry-run prints every step the GPU run would take (CUDA
+# build, server probe, tests with SLOTSERVE_REQUIRE_GPU, each compute-sanitizer tool, the
+# benchmarks) and exits 0 without running any of them.
+set -euo pipefail
+root=$1
+bash -n "$root/scripts/gpu-check.sh"
+bash -n "$root/scripts/gpu-check-server.sh"
+out=$(SLOTSERVE_GPU_BUILD_DIR=/nonexistent/build-gpu "$root/scripts/gpu-check.sh" --dry-run)
+for expected in "-DSLOTSERVE_WITH_CUDA=ON" "gpu-check-server.sh /nonexistent/build-gpu" \
+  "ctest --test-dir /nonexistent/build-gpu" "--tool memcheck" "--tool racecheck" \
+  "--tool synccheck" "--suite=decode --backend=cuda" "--suite=prefill --backend=cuda"; do
+  if ! grep -qF -- "$expected" <<<"$out"; then
+    echo "gpu-check.sh --dry-run does not print '$expected':" >&2
+    echo "$out" >&2
+    exit 1
+  fi
+done
+if [ -e /nonexistent/build-gpu ]; then echo "--dry-run created the build dir" >&2; exit 1; fi
+if "$root/scripts/gpu-check.sh" --bogus 2>/dev/null; then
+  echo "gpu-check.sh accepted an unknown option" >&2
+  exit 1
+fi
+echo "gpu-check.sh: syntax and --dry-run ok"
