@@ -47,9 +47,10 @@ class RedisSessionStore::Reply {
 };
 
 absl::StatusOr<RedisAddress> ParseRedisAddress(absl::string_view url) {
+  const absl::string_view given = url;  // url loses its scheme below
   const auto bad = [&](absl::string_view why) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--session-store=", url, ": ", why, " (expected redis://host:port)"));
+        absl::StrCat("--session-store=", given, ": ", why, " (expected redis://host:port)"));
   };
   if (!absl::ConsumePrefix(&url, "redis://")) return bad("not a redis:// address");
   RedisAddress address;
