@@ -8,6 +8,7 @@
 //   slotserve-bench --suite=anchors --out=DIR     (memory bandwidth, sgemm FLOP/s)
 //   slotserve-bench --suite=models --models=DIR,... (sizes, weight bytes, FLOPs per token)
 //   slotserve-bench --suite=scheduler --models=DIR,... --concurrency=1,32 (in-process engine)
+//   slotserve-bench --suite=state --models=DIR,... --context=128 (session export + import)
 //
 // Timings are medians of --repeats timed repeats after --warmup untimed ones. --threads sets
 // the OpenBLAS thread count (and the bandwidth test's); the PyTorch anchor must use the same.
@@ -33,8 +34,10 @@
 #include "bench/prefill_benchmark.h"
 #include "bench/result_table.h"
 #include "bench/scheduler_benchmark.h"
+#include "bench/state_round_trip.h"
 
-ABSL_FLAG(std::string, suite, "", "anchors, models, decode, context, prefill, memory or scheduler");
+ABSL_FLAG(std::string, suite, "",
+          "anchors, models, decode, context, prefill, memory, scheduler or state");
 ABSL_FLAG(std::vector<std::string>, models, {}, "model directories, comma-separated");
 ABSL_FLAG(std::string, out, "", "directory the suite's CSV is written to (none: print only)");
 ABSL_FLAG(std::string, backend, "cpu", "reference, cpu or cuda");
@@ -298,6 +301,15 @@ absl::Status RunScheduler() {
   return Emit(table, "decode_scheduler.csv");
 }
 
+absl::Status RunStateRoundTrip() {
+  const int context = absl::GetFlag(FLAGS_context);
+  const int repeats = std::max(absl::GetFlag(FLAGS_rounds), 1) * 100;
+  ResultTable table = MakeStateRoundTripTable();
+  SLOTSERVE_RETURN_IF_ERROR(ForEachModel(
+      1, [&](BenchModel& model) { return AddStateRoundTripRows(model, context, repeats, table); }));
+  return Emit(table, "state_round_trip.csv");
+}
+
 absl::Status Run() {
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
@@ -310,8 +322,10 @@ absl::Status Run() {
   if (suite == "memory") return RunMemory();
   if (suite == "models") return RunModels();
   if (suite == "scheduler") return RunScheduler();
+  if (suite == "state") return RunStateRoundTrip();
   return absl::InvalidArgumentError(absl::StrCat(
-      "--suite: expected anchors, models, decode, context, prefill, memory or scheduler, got \"",
+      "--suite: expected anchors, models, decode, context, prefill, memory, scheduler or state, "
+      "got \"",
       suite, "\""));
 }
 

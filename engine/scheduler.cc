@@ -12,6 +12,7 @@
 #include "base/status_macros.h"
 #include "engine/active_request.h"
 #include "engine/ending_status.h"
+#include "engine/in_memory_session_store.h"
 #include "engine/prefix_cache.h"
 #include "engine/request_queue.h"
 #include "engine/request_validation.h"
@@ -84,8 +85,11 @@ class Scheduler::Impl final : private RequestFinisher {
         prefix_cache_(MakePrefixCache(options)),
         runner_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
         queue_(options.max_queued, options.max_slots),
-        sessions_(SessionStoreOptions{.ttl = options.session_ttl,
-                                      .max_bytes = options.session_memory_bytes}) {}
+        sessions_(
+            options.session_store != nullptr
+                ? options.session_store
+                : std::make_shared<InMemorySessionStore>(SessionStoreOptions{
+                      .ttl = options.session_ttl, .max_bytes = options.session_memory_bytes})) {}
 
   ~Impl() override { Stop(); }
 
@@ -113,11 +117,11 @@ class Scheduler::Impl final : private RequestFinisher {
     std::optional<RequestState> session_state;
     const std::string handle = request.session.handle;
     if (!handle.empty()) {
-      SLOTSERVE_ASSIGN_OR_RETURN(session_state, sessions_.Acquire(handle, now));
+      SLOTSERVE_ASSIGN_OR_RETURN(session_state, sessions_->Acquire(handle, now));
       const int64_t positions =
           session_state->token_count + 1 + static_cast<int64_t>(request.prompt_ids.size());
       if (positions >= limits_.max_positions) {
-        sessions_.Release(handle, std::nullopt, now);
+        sessions_->Release(handle, std::nullopt, now).IgnoreError();  // the hold ends anyway
         return absl::InvalidArgumentError(absl::StrCat(
             "session ", handle, " holds ", session_state->token_count,
             " tokens; with this prompt's ", request.prompt_ids.size(),
@@ -140,7 +144,9 @@ class Scheduler::Impl final : private RequestFinisher {
       if (session_state) active->AttachSessionState(std::move(*session_state));
       return active;
     });
-    if (!id.ok() && !handle.empty()) sessions_.Release(handle, std::nullopt, now);
+    if (!id.ok() && !handle.empty()) {
+      sessions_->Release(handle, std::nullopt, now).IgnoreError();  // the hold ends anyway
+    }
     return id;
   }
 
@@ -164,7 +170,7 @@ class Scheduler::Impl final : private RequestFinisher {
   }
 
   SchedulerStats stats() const { return queue_.stats(); }
-  SessionStore& sessions() { return sessions_; }
+  SessionStore& sessions() { return *sessions_; }
   const SchedulerOptions& options() const { return options_; }
   const models::LanguageModel& model() const { return *model_; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
@@ -396,12 +402,17 @@ class Scheduler::Impl final : private RequestFinisher {
     absl::StatusOr<std::string> handle;
     if (!session.handle.empty()) {
       const bool keeps = kept.has_value();
-      sessions_.Release(session.handle, std::move(kept), now);
-      handle = keeps ? session.handle : std::string();
+      // A store that cannot keep the new state (UNAVAILABLE) fails the request's handle.
+      const absl::Status released = sessions_->Release(session.handle, std::move(kept), now);
+      if (released.ok()) {
+        handle = keeps ? session.handle : std::string();
+      } else {
+        handle = released;
+      }
     } else if (kept) {
-      handle = sessions_.Create(*std::move(kept), now);
+      handle = sessions_->Create(*std::move(kept), now);
     }
-    observer_.OnSessionStats(sessions_.stats());
+    observer_.OnSessionStats(sessions_->stats());
     return handle;
   }
 
@@ -434,7 +445,7 @@ class Scheduler::Impl final : private RequestFinisher {
 
   // Shared with the gRPC threads (each has its own lock).
   RequestQueue queue_;
-  SessionStore sessions_;
+  const std::shared_ptr<SessionStore> sessions_;
 
   // Start and Stop.
   std::mutex lifecycle_mu_;

@@ -54,8 +54,11 @@ struct SchedulerOptions {
   // Sessions (DESIGN §9, session_store.h): kept states live this long since last used, and
   // take at most this many bytes (least recently used first out).
   absl::Duration session_ttl = absl::Minutes(30);
-  int64_t session_memory_bytes =
-      int64_t{1} << 30;  // most choices (GenerationRequest::n) one request may ask for
+  int64_t session_memory_bytes = int64_t{1} << 30;
+  // Where sessions live: null = the embedded in-memory store (in_memory_session_store.h, with
+  // session_ttl and session_memory_bytes); otherwise a store the caller made, e.g. one shared
+  // by several replicas (server/redis_session_store.h).
+  std::shared_ptr<SessionStore> session_store;
   // Prefix states (DESIGN §9, prefix_cache.h): prompts are checkpointed every prefix_block
   // tokens into a host-memory LRU of at most prefix_cache_bytes, and a prompt starting with
   // cached blocks is restored from the longest one. Prefill chunks then never cross a block

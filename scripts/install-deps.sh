@@ -12,6 +12,9 @@ packages=(
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev libssl-dev
   # The TLS tests make their certificates with the openssl command at run time.
   openssl
+  # The shared session store (--session-store redis://): the client library, and the server
+  # its integration tests start.
+  libhiredis-dev redis-server
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
   # The Python client (clients/python; its stubs come from protoc + grpc_python_plugin above).
   python3-grpcio

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "base/status_macros.h"
+#include "server/redis_session_store.h"
 #include "server/state_memory_budget.h"
 
 // The bundled default models, in order of preference (set by CMake): the trained demo model
@@ -75,6 +76,9 @@ ABSL_FLAG(absl::Duration, session_ttl, absl::Minutes(30),
           "Sessions: how long a kept state lives since it was last stored or used (e.g. 30m)");
 ABSL_FLAG(std::string, session_memory, "1GiB",
           "Sessions: host memory for kept states, e.g. 1GiB (least recently used out first)");
+ABSL_FLAG(std::string, session_store, "memory",
+          "Where sessions live: \"memory\" (this process; the default) or redis://host:port "
+          "(shared by every replica pointed at it, so any replica can continue any session)");
 ABSL_FLAG(std::string, state_key_file, "",
           "File holding the key (at least 16 bytes; one trailing newline is ignored) that signs "
           "exported session states with HMAC-SHA256 and that imports must verify; a file, not "
@@ -292,6 +296,10 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   SLOTSERVE_ASSIGN_OR_RETURN(
       scheduler.session_memory_bytes,
       ParseOptionalByteSize("--session-memory", absl::GetFlag(FLAGS_session_memory)));
+  config.session_store = absl::GetFlag(FLAGS_session_store);
+  if (config.session_store != "memory") {
+    SLOTSERVE_RETURN_IF_ERROR(ParseRedisAddress(config.session_store).status());
+  }
   scheduler.prefix_block = absl::GetFlag(FLAGS_prefix_block);
   if (scheduler.prefix_block < 0) {
     return absl::InvalidArgumentError(

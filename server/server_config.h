@@ -31,6 +31,7 @@ struct ServerConfig {
   // --state-key-file's contents (trailing newline removed): the HMAC key of exported session
   // states; empty = unsigned.
   std::string state_key;
+  std::string session_store = "memory";  // --session-store: "memory" or redis://host:port
   // --tls-cert/--tls-key/--tls-client-ca: TLS for gRPC and the HTTP API (not metrics).
   TlsOptions tls;
   // --api-keys-file; empty: no keys asked for.

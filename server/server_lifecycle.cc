@@ -26,6 +26,7 @@
 #include "server/api_keys.h"
 #include "server/http/http_front_end.h"
 #include "server/http/metrics_route.h"
+#include "server/redis_session_store.h"
 #include "server/reflection_v1_service.h"
 #include "server/server_metrics.h"
 #include "server/session_transfer.h"
@@ -199,6 +200,27 @@ void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Sched
   }
 }
 
+// --session-store: null for "memory" (the scheduler makes its own), else the Redis store. A
+// Redis that cannot be reached yet is only a warning: sessions get UNAVAILABLE until it is up,
+// and everything else serves (replicas may start before their Redis does).
+absl::StatusOr<std::shared_ptr<engine::SessionStore>> MakeSessionStore(
+    const ServerConfig& config, const engine::StateBlobIdentity& identity) {
+  if (config.session_store == "memory") return nullptr;
+  SLOTSERVE_ASSIGN_OR_RETURN(RedisAddress address, ParseRedisAddress(config.session_store));
+  auto store = std::make_shared<RedisSessionStore>(
+      RedisSessionStoreOptions{.address = std::move(address),
+                               .ttl = config.scheduler.session_ttl,
+                               .identity = identity,
+                               .state_key = config.state_key});
+  if (const absl::Status ping = store->Ping(); !ping.ok()) {
+    std::fprintf(stderr, "slotserve-server: warning: %s\n", std::string(ping.message()).c_str());
+  } else {
+    std::fprintf(stderr, "slotserve-server: sessions in %s\n", config.session_store.c_str());
+  }
+  std::fflush(stderr);
+  return store;
+}
+
 }  // namespace
 
 void BlockShutdownSignals() {
@@ -238,6 +260,8 @@ absl::Status RunServer(const ServerConfig& config) {
       .payload_bytes = static_cast<int64_t>(sizeof(int32_t)) + state_bytes,  // StateArena::Save
       .max_tokens = model->max_positions()};
   engine::SchedulerOptions scheduler_options = config.scheduler;
+  SLOTSERVE_ASSIGN_OR_RETURN(scheduler_options.session_store,
+                             MakeSessionStore(config, blob_identity));
   std::string pool_origin = config.max_slots_given ? "--max-slots" : "default --max-slots";
   if (config.state_memory_bytes.has_value()) {
     SLOTSERVE_ASSIGN_OR_RETURN(

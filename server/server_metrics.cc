@@ -104,9 +104,12 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
                                    "Host memory held by prefix states")),
       prefix_cache_entries_(
           AddGauge(*registry_, "slotserve_prefix_cache_entries", "Prefix states held")),
-      sessions_(AddGauge(*registry_, "slotserve_sessions", "Sessions kept")),
-      session_bytes_(
-          AddGauge(*registry_, "slotserve_session_bytes", "Host memory held by kept sessions")),
+      sessions_(AddGauge(*registry_, "slotserve_sessions",
+                         "Sessions kept (--session-store redis://: those this "
+                         "replica's requests are using now)")),
+      session_bytes_(AddGauge(*registry_, "slotserve_session_bytes",
+                              "Host memory held by kept sessions (--session-store "
+                              "redis://: those this replica's requests are using now)")),
       session_evictions_total_(AddCounter(*registry_, "slotserve_session_evictions_total",
                                           "Sessions dropped by --session-memory")),
       session_expirations_total_(AddCounter(*registry_, "slotserve_session_expirations_total",

@@ -10,7 +10,10 @@ promises the manifests make to each other and to the server:
     its grace period outlasts preStop + --drain-timeout (so a drain is never SIGKILLed), while
     liveness tolerates NOT_SERVING for the whole drain;
   - the pod runs as the non-root user the Dockerfile creates;
-  - kustomization.yaml lists every manifest file.
+  - kustomization.yaml lists every manifest file;
+  - the session store (objects labelled app.kubernetes.io/component: session-store): its
+    Service selects its pods on a container port, and the server's --session-store names
+    that Service and port.
 
 Usage: check_k8s_manifests.py REPO_ROOT. Prints every problem found; exit 1 if any.
 """
@@ -215,6 +218,39 @@ def check_autoscaler(hpa, deployment, adapter_rules, report):
                    "HorizontalPodAutoscaler: does not scale on slotserve_requests_queued")
 
 
+def check_session_store(objects, server_deployment, report):
+    """The Redis Deployment and Service, and the server's --session-store pointing at them."""
+    deployments = [d for d in objects if d.get("kind") == "Deployment"]
+    services = [d for d in objects if d.get("kind") == "Service"]
+    flags = {}
+    if server_deployment:
+        for container in server_deployment["spec"]["template"]["spec"]["containers"]:
+            flags.update(parse_flags(container.get("args", [])))
+    store = flags.get("session-store", "memory")
+    if store == "memory" and not deployments:
+        return
+    if not report.require(len(deployments) == 1 and len(services) == 1,
+                          "session store: expected one Deployment and one Service, found "
+                          f"{len(deployments)} and {len(services)}"):
+        return
+    pod = deployments[0]["spec"]["template"]
+    pod_labels = pod["metadata"].get("labels", {})
+    ports = {p["name"]: p["containerPort"]
+             for c in pod["spec"]["containers"] for p in c.get("ports", [])}
+    service = services[0]
+    name = service["metadata"]["name"]
+    report.require(selects(service["spec"].get("selector"), pod_labels),
+                   f"Service {name}: selector does not match the session store's pods")
+    for port in service["spec"]["ports"]:
+        target = port.get("targetPort", port["port"])
+        report.require(target in ports if isinstance(target, str) else target in ports.values(),
+                       f"Service {name}: targetPort {target!r} is not a container port")
+    served = {f"redis://{name}:{p['port']}" for p in service["spec"]["ports"]}
+    report.require(store in served,
+                   f"Deployment: --session-store={store} is not the session store's Service "
+                   f"({', '.join(sorted(served))})")
+
+
 def check_kustomization(kustomization, k8s_dir, report):
     listed = set(kustomization["resources"])
     on_disk = {p.name for p in k8s_dir.glob("*.yaml")} - NOT_OBJECTS - {"kustomization.yaml"}
@@ -230,7 +266,11 @@ def check(root):
     objects = load_objects(k8s_dir, report)
     if report.problems:
         return len(objects), report.problems  # the cross-checks assume well-formed objects
+    store_objects = [doc for _, doc in objects if doc.get("metadata", {}).get("labels", {}).get(
+        "app.kubernetes.io/component") == "session-store"]
+    objects = [(f, doc) for f, doc in objects if not any(doc is o for o in store_objects)]
     deployment = only(objects, "Deployment", report)
+    check_session_store(store_objects, deployment, report)
     services = [doc for _, doc in objects if doc.get("kind") == "Service"]
     monitor = only(objects, "ServiceMonitor", report)
     hpa = only(objects, "HorizontalPodAutoscaler", report)

@@ -15,6 +15,9 @@ import check_k8s_manifests  # noqa: E402
 
 # (file, text to replace, replacement, a phrase the checker must print)
 MUTATIONS = [
+    ("deployment.yaml", "--session-store=redis://slotserve-redis:6379",
+     "--session-store=redis://redis:6379", "is not the session store's Service"),
+    ("redis.yaml", "      targetPort: redis", "      targetPort: valkey", "is not a container port"),
     ("deployment.yaml", "readinessProbe:", "readinessProbes:", "unknown field 'readinessProbes'"),
     ("deployment.yaml", "              port: 50051\n            periodSeconds: 2\n            timeoutSeconds",
      "              port: \"50051\"\n            periodSeconds: 2\n            timeoutSeconds",

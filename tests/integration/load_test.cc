@@ -2,7 +2,6 @@
 // the state-slot pool is full again after every kind of ending.
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <atomic>
@@ -13,7 +12,6 @@
 #include "absl/time/clock.h"
 #include "tests/integration/server_test.h"
 
-extern char** environ;
 
 namespace slotserve::testing {
 namespace {
@@ -108,15 +106,8 @@ TEST_F(LoadTest, ADisconnectedClientFreesItsSlot) {
                                    "--ignore-eos",
                                    absl::StrCat("--max-new-tokens=", tokens),
                                    "In the beginning"};
-  std::vector<char*> argv;
-  for (std::string& arg : args) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&actions);
+  const pid_t pid = SpawnWithStdoutDiscarded(args);
+  ASSERT_GT(pid, 0) << "cannot start " << args[0];
   ASSERT_TRUE(WaitFor([&] { return GetModelInfo(*stub_).slots_free() == 1; }, absl::Seconds(30)));
   kill(pid, SIGKILL);
   waitpid(pid, nullptr, 0);

@@ -19,6 +19,19 @@ std::string ServerBinary() { return SLOTSERVE_SERVER_BINARY; }
 std::string CliBinary() { return SLOTSERVE_CLI_BINARY; }
 std::string TinyModelDir() { return SLOTSERVE_TINY_MODEL_DIR; }
 
+pid_t SpawnWithStdoutDiscarded(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& arg : args) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  pid_t pid = -1;
+  const int spawned = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return spawned == 0 ? pid : -1;
+}
+
 std::unique_ptr<ServerProcess> ServerProcess::Start(const std::vector<std::string>& flags,
                                                     std::string* error) {
   std::vector<std::string> args = {ServerBinary(), "--model=" + TinyModelDir(),

@@ -54,6 +54,10 @@ class ServerProcess {
   std::thread reader_;
 };
 
+// Starts args[0] with `args`, its stdout to /dev/null (stderr stays the test's): its pid, or
+// -1 when it could not be started.
+pid_t SpawnWithStdoutDiscarded(std::vector<std::string> args);
+
 // The binaries and the model the tests run against (set by CMake).
 std::string ServerBinary();
 std::string CliBinary();

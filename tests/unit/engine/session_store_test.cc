@@ -1,7 +1,7 @@
 // Sessions (DESIGN §9): unguessable handles, one request at a time, NOT_FOUND for unknown and
 // expired handles, a failed request leaves the session as it was, the byte bound evicts the
 // least recently used idle session and never one in use.
-#include "engine/session_store.h"
+#include "engine/in_memory_session_store.h"
 
 #include <gtest/gtest.h>
 
@@ -24,7 +24,7 @@ RequestState State(int64_t tokens, size_t bytes = 1000) {
 const absl::Time kStart = absl::FromUnixSeconds(1'000'000);
 
 TEST(SessionStoreTest, HandlesAreUnguessableAndDistinct) {
-  SessionStore store({});
+  InMemorySessionStore store({});
   std::set<std::string> handles;
   for (int i = 0; i < 200; ++i) {
     absl::StatusOr<std::string> handle = store.Create(State(i, 10), kStart);
@@ -37,7 +37,7 @@ TEST(SessionStoreTest, HandlesAreUnguessableAndDistinct) {
 }
 
 TEST(SessionStoreTest, OneRequestAtATimeAndTheSessionMovesOn) {
-  SessionStore store({});
+  InMemorySessionStore store({});
   const std::string handle = *store.Create(State(5), kStart);
   absl::StatusOr<RequestState> held = store.Acquire(handle, kStart);
   ASSERT_TRUE(held.ok());
@@ -53,7 +53,7 @@ TEST(SessionStoreTest, OneRequestAtATimeAndTheSessionMovesOn) {
 }
 
 TEST(SessionStoreTest, UnknownAndExpiredHandlesAreNotFound) {
-  SessionStore store({.ttl = absl::Minutes(1), .max_bytes = 1 << 20});
+  InMemorySessionStore store({.ttl = absl::Minutes(1), .max_bytes = 1 << 20});
   EXPECT_EQ(store.Acquire("ss-00000000000000000000000000000000", kStart).status().code(),
             absl::StatusCode::kNotFound);
   const std::string handle = *store.Create(State(1), kStart);
@@ -66,7 +66,7 @@ TEST(SessionStoreTest, UnknownAndExpiredHandlesAreNotFound) {
 }
 
 TEST(SessionStoreTest, TheByteBoundEvictsIdleSessionsLeastRecentlyUsedFirst) {
-  SessionStore store({.ttl = absl::Hours(1), .max_bytes = 2 * (1000 + 64)});
+  InMemorySessionStore store({.ttl = absl::Hours(1), .max_bytes = 2 * (1000 + 64)});
   const std::string a = *store.Create(State(1), kStart);
   const std::string b = *store.Create(State(2), kStart);
   ASSERT_TRUE(store.Acquire(a, kStart).ok());  // a is in use and most recent
@@ -76,14 +76,14 @@ TEST(SessionStoreTest, TheByteBoundEvictsIdleSessionsLeastRecentlyUsedFirst) {
   EXPECT_TRUE(store.Peek(c, kStart).ok());
   EXPECT_EQ(store.stats().evictions, 1);
   EXPECT_EQ(store.stats().bytes, 2 * (1000 + 64));
-  SessionStore tiny({.ttl = absl::Hours(1), .max_bytes = 100});
+  InMemorySessionStore tiny({.ttl = absl::Hours(1), .max_bytes = 100});
   EXPECT_EQ(tiny.Create(State(1), kStart).status().code(), absl::StatusCode::kResourceExhausted);
 }
 
 TEST(SessionStoreTest, RacingRequestsForOneSessionGetItOneAtATime) {
   // Run under ThreadSanitizer by scripts/test.sh: gRPC threads acquire while the engine
   // thread releases.
-  SessionStore store({});
+  InMemorySessionStore store({});
   const std::string handle = *store.Create(State(1, 100), kStart);
   std::atomic<int> holders{0}, max_holders{0}, acquired{0};
   std::vector<std::thread> threads;

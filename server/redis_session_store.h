@@ -1,0 +1,96 @@
+// The session store shared by replicas (--session-store redis://host:port; session_store.h):
+// any replica behind a load balancer can continue any session. A session is one Redis key,
+// "slotserve:session:<handle>", whose value is the state as a DESIGN §9 blob
+// (engine/state_blob.h: model fingerprint, kind, checksum, HMAC with --state-key), so a
+// replica serving another model refuses it; it is written with the session TTL (SET ... PX)
+// and its TTL is renewed whenever a request uses it. "One request per session at a time"
+// holds across replicas through a lock key, "slotserve:session-lock:<handle>", taken with
+// SET NX PX (a random token per hold) and deleted, only if the token is still ours, when the
+// request ends in any way; its own expiry (lock_ttl) frees a session whose replica died
+// holding it.
+//
+// Redis being down or slow gives UNAVAILABLE quoting the store and hiredis's reason; nothing
+// here throws or aborts, and the scheduler releases the request's slot whatever the store
+// says. Redis bounds the memory (its maxmemory), so --session-memory does not apply, and
+// Redis expires and evicts keys itself: stats() reports what this replica knows, the sessions
+// its requests hold right now and their bytes (DEPLOY.md, "Sessions across replicas").
+//
+// hiredis lives here, in the server, and not in the engine (DESIGN §1): the engine sees only
+// engine::SessionStore.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "engine/session_store.h"
+#include "engine/state_blob.h"
+
+struct redisContext;
+
+namespace slotserve::server {
+
+struct RedisAddress {
+  std::string host;
+  int port = 6379;
+  std::string text;  // as given, for messages: "redis://host:port"
+};
+
+// "redis://host:port" (port optional: 6379); INVALID_ARGUMENT quoting `url` otherwise.
+absl::StatusOr<RedisAddress> ParseRedisAddress(absl::string_view url);
+
+struct RedisSessionStoreOptions {
+  RedisAddress address;
+  absl::Duration ttl = absl::Minutes(30);        // --session-ttl
+  absl::Duration lock_ttl = absl::Minutes(10);   // longest a dead replica can keep a session held
+  absl::Duration io_timeout = absl::Seconds(2);  // connecting and each command
+  engine::StateBlobIdentity identity;
+  std::string state_key;  // --state-key-file's key; empty: unsigned blobs
+};
+
+class RedisSessionStore final : public engine::SessionStore {
+ public:
+  explicit RedisSessionStore(RedisSessionStoreOptions options);
+  ~RedisSessionStore() override;
+
+  // PING: OK, or UNAVAILABLE saying why (the server logs it at start and serves anyway).
+  absl::Status Ping();
+
+  absl::StatusOr<std::string> Create(engine::RequestState state, absl::Time now) override;
+  absl::StatusOr<engine::RequestState> Acquire(absl::string_view handle, absl::Time now) override;
+  absl::Status Release(absl::string_view handle, std::optional<engine::RequestState> state,
+                       absl::Time now) override;
+  absl::StatusOr<engine::RequestState> Peek(absl::string_view handle, absl::Time now) override;
+  absl::Status Remove(absl::string_view handle, absl::Time now) override;
+  engine::SessionStoreStats stats() const override;
+
+ private:
+  class Reply;
+  // One command on the shared connection (reconnecting when it broke): its reply, or
+  // UNAVAILABLE with the reason. `format` is hiredis's (%s text, %b binary).
+  absl::StatusOr<Reply> Command(const char* format, ...);
+  absl::Status ConnectLocked();
+  absl::Status Unavailable(absl::string_view what) const;
+  absl::StatusOr<engine::RequestState> Read(absl::string_view handle);
+  absl::Status Write(absl::string_view handle, const engine::RequestState& state, bool only_new);
+
+  const RedisSessionStoreOptions options_;
+  // Guards the connection: one command at a time (hiredis contexts are not thread-safe).
+  std::mutex connection_mu_;
+  redisContext* connection_ = nullptr;
+  // Sessions this replica's requests hold: handle -> lock token and state bytes.
+  mutable std::mutex holds_mu_;
+  struct Hold {
+    std::string token;
+    int64_t bytes = 0;
+  };
+  absl::flat_hash_map<std::string, Hold> holds_;
+};
+
+}  // namespace slotserve::server
