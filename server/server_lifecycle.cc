@@ -2,9 +2,12 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -107,16 +110,27 @@ absl::StatusOr<std::unique_ptr<engine::Tokenizer>> LoadTokenizerIfPresent(
   return loaded;
 }
 
+// The largest message the server takes: gRPC's usual 4 MiB, or room for one exported state
+// (the state, its header and its HMAC) when that is larger.
+int64_t MaxGrpcMessageBytes(int64_t state_bytes) {
+  return std::max<int64_t>(int64_t{4} << 20, state_bytes + (int64_t{1} << 20));
+}
+
 // gRPC serving `service`, the standard health service and server reflection (v1alpha from
 // gRPC, v1 from us). *port gets the port actually bound.
-// With `tls`, over TLS (mutual when it has a client CA).
+// With `tls`, over TLS (mutual when it has a client CA). Messages up to `max_message_bytes`
+// are accepted (ImportSession carries a whole state: a softmax model's is past gRPC's 4 MiB).
 absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string& address,
                                                               const TlsFiles* tls,
-                                                              grpc::Service* service, int* port) {
+                                                              grpc::Service* service,
+                                                              int64_t max_message_bytes,
+                                                              int* port) {
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.SetOption(ReflectionV1Option());
+  builder.SetMaxReceiveMessageSize(
+      static_cast<int>(std::min<int64_t>(max_message_bytes, std::numeric_limits<int>::max())));
   builder.AddListeningPort(
       address, tls != nullptr ? GrpcServerCredentials(*tls) : grpc::InsecureServerCredentials(),
       port);
@@ -289,9 +303,9 @@ absl::Status RunServer(const ServerConfig& config) {
   const SessionTransfer session_transfer(scheduler->sessions(), blob_identity, config.state_key);
   SlotServeService service(*scheduler, &metrics, model_name, &session_transfer, api_keys.get());
   int grpc_port = 0;
-  SLOTSERVE_ASSIGN_OR_RETURN(
-      std::unique_ptr<grpc::Server> grpc_server,
-      StartGrpcServer(config.listen_address, tls_files, &service, &grpc_port));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<grpc::Server> grpc_server,
+                             StartGrpcServer(config.listen_address, tls_files, &service,
+                                             MaxGrpcMessageBytes(state_bytes), &grpc_port));
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> http_api,
       StartHttpApi(config, model_dir, *scheduler, metrics, model_name, tls_files, api_keys.get()));

@@ -33,6 +33,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string&
   return std::move(text).str();
 }
 
+// No cap on what the server sends: an exported session is a whole state, and a softmax model's
+// is past gRPC's default 4 MiB.
+grpc::ChannelArguments UnlimitedReceive() {
+  grpc::ChannelArguments arguments;
+  arguments.SetMaxReceiveMessageSize(-1);
+  return arguments;
+}
+
 }  // namespace
 
 absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFromFlags(const std::string& server) {
@@ -45,7 +53,8 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFromFlags(const std::strin
       return absl::InvalidArgumentError(
           "--tls-cert, --tls-key and --tls-server-name need --tls-ca (which turns TLS on)");
     }
-    return grpc::CreateChannel(server, grpc::InsecureChannelCredentials());
+    return grpc::CreateCustomChannel(server, grpc::InsecureChannelCredentials(),
+                                     UnlimitedReceive());
   }
   if (cert.empty() != key.empty()) {
     return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");
@@ -62,7 +71,7 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> ChannelFromFlags(const std::strin
     options.pem_cert_chain = *std::move(chain);
     options.pem_private_key = *std::move(private_key);
   }
-  grpc::ChannelArguments arguments;
+  grpc::ChannelArguments arguments = UnlimitedReceive();
   if (!server_name.empty()) arguments.SetSslTargetNameOverride(server_name);
   return grpc::CreateCustomChannel(server, grpc::SslCredentials(options), arguments);
 }

@@ -13,6 +13,10 @@ def channel_settings(root_certificates, certificate_chain, private_key, server_n
     certificate (`certificate_chain` and `private_key`, PEM bytes) is for servers started with
     --tls-client-ca; `server_name` overrides the name checked in the server's certificate."""
     options = list(options or [])
+    # No cap on what the server sends: an exported session is a whole state (a softmax model's
+    # is past gRPC's default 4 MiB). An option the caller gave wins.
+    if not any(name == "grpc.max_receive_message_length" for name, _ in options):
+        options.append(("grpc.max_receive_message_length", -1))
     if root_certificates is None:
         if certificate_chain is not None or private_key is not None or server_name is not None:
             raise ValueError("certificate_chain, private_key and server_name need "

@@ -186,6 +186,29 @@ class SyncClientTest(unittest.TestCase):
             client.close()
 
 
+class LargeStateTest(unittest.TestCase):
+    """A softmax model's state (its KV cache, 4 MiB for the committed c512 model) is past gRPC's
+    default 4 MiB message limit: export and import must still carry it."""
+
+    def test_a_state_past_four_mib_travels_both_ways(self):
+        model = os.path.join(os.path.dirname(__file__), "../../../models/trained/kjv-softmax-c512")
+        server = Server(f"--model={model}", "--max-slots=2")
+        try:
+            with slotserve.Client(server.address, timeout=60) as client:
+                greedy = dict(temperature=0, ignore_eos=True)
+                first = client.complete("In the beginning", keep_session=True, max_new_tokens=4,
+                                        **greedy)
+                state = client.export_session(first.finished.session_handle)
+                self.assertGreater(len(state), 4 << 20)
+                copy = client.import_session(state)
+                here = client.complete(" and", session=first.finished.session_handle,
+                                       max_new_tokens=6, **greedy)
+                there = client.complete(" and", session=copy, max_new_tokens=6, **greedy)
+                self.assertEqual(here.token_ids, there.token_ids)
+        finally:
+            self.assertEqual(server.stop(), 0, server.output())
+
+
 class UnreachableServerTest(unittest.TestCase):
     def test_a_closed_port_is_unavailable(self):
         with socket.socket() as probe:
