@@ -38,6 +38,12 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
   return std::unique_ptr<LanguageModel>(std::move(model));
 }
 
+absl::Status LanguageModel::Encode(StateArena& /*states*/, int /*slot*/,
+                                   std::span<const int32_t> /*source*/) {
+  return absl::FailedPreconditionError(
+      "Encode: this is a decoder-only model (a source is for encoder-decoder models)");
+}
+
 absl::Status LanguageModel::StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                           std::span<const int32_t> tokens,
                                           std::span<const TokenSampling> sampling,

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
 #include "models/model_config.h"
+#include "models/seq2seq_shape.h"
 #include "models/state_arena.h"
 #include "models/token_sampling.h"
 
@@ -34,6 +35,17 @@ class LanguageModel {
   virtual int32_t max_positions() const = 0;
 
   virtual absl::StatusOr<std::unique_ptr<StateArena>> AllocateStates(int num_slots) const = 0;
+
+  // Encoder–decoder models (DESIGN §8) describe themselves here; decoder-only ones return null.
+  // For a seq2seq model, config() describes the decoder (its n_layers and self-attention; the
+  // shared vocabulary, norms and ids), so code that only decodes needs nothing else.
+  virtual const Seq2seqShape* seq2seq() const { return nullptr; }
+  // Seq2seq models: empties `slot` (position 0), runs the encoder over `source` (ids as given,
+  // 1 ... max_source_tokens of them, validated against the vocabulary) and writes the slot's
+  // cross memory. The request's decoding then starts with Prefill of decoder_start_id and any
+  // target prefix. Copy/Save/Restore of the slot carry the cross memory with it. Decoder-only
+  // models refuse with FAILED_PRECONDITION.
+  virtual absl::Status Encode(StateArena& states, int slot, std::span<const int32_t> source);
 
   // Feeds `tokens` (one request) into `slot`, continuing from the slot's position, and
   // advances it. Writes host logits: [vocab] for kLastToken, [tokens.size(), vocab] for
