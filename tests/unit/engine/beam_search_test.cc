@@ -4,9 +4,9 @@
 // comments from the rows' probabilities.
 #include "engine/beam_search.h"
 
-#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -14,9 +14,13 @@
 namespace slotserve::engine {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::IsEmpty;
-using ::testing::UnorderedElementsAre;
+using Copies = std::vector<BeamCopy>;
+using Slots = std::vector<int>;
+
+Slots Sorted(Slots slots) {
+  std::sort(slots.begin(), slots.end());
+  return slots;
+}
 
 constexpr int kVocab = 4;
 constexpr int32_t kEos = 3;
@@ -53,14 +57,14 @@ TEST(BeamSearchTest, WidthOneIsArgmaxWithTheLowerIdOnTies) {
   EXPECT_FALSE(search.started());
   // 1 and 2 tie: the lower id wins, as greedy decoding picks.
   BeamStepPlan plan = search.Advance(LogRows({{0.1, 0.4, 0.4, 0.1}}), kVocab);
-  EXPECT_THAT(plan.copies, IsEmpty());
-  EXPECT_THAT(plan.released, IsEmpty());
+  EXPECT_TRUE(plan.copies.empty());
+  EXPECT_TRUE(plan.released.empty());
   ASSERT_EQ(search.live().size(), 1u);
   EXPECT_EQ(Ids(search, 0), (std::vector<int32_t>{1}));
   EXPECT_EQ(search.live()[0].slot, 7);
   plan = search.Advance(LogRows({{0.2, 0.1, 0.3, 0.4}}), kVocab);
   EXPECT_TRUE(search.done());  // eos is the argmax
-  EXPECT_THAT(plan.released, ElementsAre(7));
+  EXPECT_EQ(Sorted(plan.released), (Slots{7}));
   const std::vector<BeamHypothesis> best = search.Best();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].ids, (std::vector<int32_t>{1, 3}));
@@ -86,8 +90,8 @@ class BeamSearchScenario : public ::testing::Test {
     EXPECT_EQ(Ids(search, 0), (std::vector<int32_t>{1}));
     EXPECT_EQ(Ids(search, 1), (std::vector<int32_t>{2}));
     EXPECT_EQ(Ids(search, 2), (std::vector<int32_t>{0}));
-    EXPECT_THAT(plan.copies, ElementsAre(BeamCopy{10, 11}, BeamCopy{10, 12}));
-    EXPECT_THAT(plan.released, IsEmpty());
+    EXPECT_EQ(plan.copies, (Copies{{10, 11}, {10, 12}}));
+    EXPECT_TRUE(plan.released.empty());
 
     plan = search.Advance(
         LogRows({{0.6, 0.05, 0.3, 0.05}, {0.1, 0.1, 0.1, 0.7}, {0.25, 0.25, 0.25, 0.25}}), kVocab);
@@ -98,10 +102,10 @@ class BeamSearchScenario : public ::testing::Test {
     EXPECT_EQ(Ids(search, 1), (std::vector<int32_t>{1, 2}));
     EXPECT_EQ(search.live()[1].slot, 11);
     EXPECT_NEAR(search.live()[1].logprob_sum, std::log(0.15), 1e-12);
-    EXPECT_THAT(plan.copies, ElementsAre(BeamCopy{10, 11}));
+    EXPECT_EQ(plan.copies, (Copies{{10, 11}}));
     ExpectNoSourceOverwritten(plan);
-    EXPECT_THAT(plan.released, ElementsAre(12));
-    EXPECT_THAT(search.held_slots(), UnorderedElementsAre(10, 11));
+    EXPECT_EQ(Sorted(plan.released), (Slots{12}));
+    EXPECT_EQ(Sorted(search.held_slots()), (Slots{10, 11}));
 
     *step3 = search.Advance(LogRows({{0.1, 0.1, 0.1, 0.7}, {0.5, 0.2, 0.2, 0.1}}), kVocab);
     return search;
@@ -116,8 +120,8 @@ TEST_F(BeamSearchScenario, ALiveHypothesisThatCanStillWinKeepsTheSearchGoing) {
   ASSERT_EQ(search.live().size(), 1u);
   EXPECT_EQ(Ids(search, 0), (std::vector<int32_t>{1, 2, 0}));
   EXPECT_EQ(search.live()[0].slot, 11);
-  EXPECT_THAT(plan.copies, IsEmpty());
-  EXPECT_THAT(plan.released, ElementsAre(10));
+  EXPECT_TRUE(plan.copies.empty());
+  EXPECT_EQ(Sorted(plan.released), (Slots{10}));
   const std::vector<BeamHypothesis> best = search.Best();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].ids, (std::vector<int32_t>{1, 0, 3}));
@@ -129,10 +133,10 @@ TEST_F(BeamSearchScenario, TheSearchEndsWhenNoLiveHypothesisCanBeatTheNBest) {
   BeamSearch search = RunToStepThree(4, &plan);
   // log(.075)/4 = -0.648 <= -0.520: nothing live can win; its slot goes too.
   EXPECT_TRUE(search.done());
-  EXPECT_THAT(search.live(), IsEmpty());
-  EXPECT_THAT(plan.copies, IsEmpty());
-  EXPECT_THAT(plan.released, UnorderedElementsAre(10, 11));
-  EXPECT_THAT(search.held_slots(), IsEmpty());
+  EXPECT_TRUE(search.live().empty());
+  EXPECT_TRUE(plan.copies.empty());
+  EXPECT_EQ(Sorted(plan.released), (Slots{10, 11}));
+  EXPECT_TRUE(search.held_slots().empty());
   const std::vector<BeamHypothesis> best = search.Best();
   ASSERT_EQ(best.size(), 1u);
   EXPECT_EQ(best[0].ids, (std::vector<int32_t>{1, 0, 3}));
@@ -147,7 +151,7 @@ TEST(BeamSearchTest, AParentFeedingSeveralChildrenKeepsItsSlotAndCopiesGoToFreed
   options.eos_id = -1;
   BeamSearch search(options, {5, 8, 6});
   BeamStepPlan plan = search.Advance(LogRows({{0.34, 0.33, 0.32, 0.01}}), kVocab);
-  EXPECT_THAT(plan.copies, ElementsAre(BeamCopy{5, 6}, BeamCopy{5, 8}));
+  EXPECT_EQ(plan.copies, (Copies{{5, 6}, {5, 8}}));
   // Step 2: all three survivors are children of the last hypothesis ([2], slot 8):
   // [2,1] .32*.4 = .128, [2,0] .096, [2,2] .0928 beat [0,x] .34*.25 = .085 and [1,x] .0825.
   // The first stays in 8; the others are copied from 8 into the childless parents' slots 5
@@ -160,9 +164,9 @@ TEST(BeamSearchTest, AParentFeedingSeveralChildrenKeepsItsSlotAndCopiesGoToFreed
   EXPECT_EQ(Ids(search, 1), (std::vector<int32_t>{2, 0}));
   EXPECT_EQ(Ids(search, 2), (std::vector<int32_t>{2, 2}));
   EXPECT_EQ(search.live()[0].slot, 8);
-  EXPECT_THAT(plan.copies, ElementsAre(BeamCopy{8, 5}, BeamCopy{8, 6}));
+  EXPECT_EQ(plan.copies, (Copies{{8, 5}, {8, 6}}));
   ExpectNoSourceOverwritten(plan);
-  EXPECT_THAT(plan.released, IsEmpty());
+  EXPECT_TRUE(plan.released.empty());
 }
 
 TEST(BeamSearchTest, RanksTiesByTheEarlierHypothesisThenTheLowerId) {
@@ -187,11 +191,11 @@ TEST(BeamSearchTest, EndingsFinishWithTheirReasonAndFreeTheirSlotsAtOnce) {
   BeamStepPlan plan = search.Advance(LogRows({{0.1, 0.2, 0.3, 0.4}}), kVocab);
   ASSERT_EQ(search.live().size(), 1u);
   EXPECT_EQ(search.live()[0].slot, 0);
-  EXPECT_THAT(plan.released, ElementsAre(1, 2));
+  EXPECT_EQ(Sorted(plan.released), (Slots{1, 2}));
   // Step 2: keep 3 - 2 = 1: [1,0] (.2*.7) reaches max_length.
   plan = search.Advance(LogRows({{0.7, 0.1, 0.1, 0.1}}), kVocab);
   EXPECT_TRUE(search.done());
-  EXPECT_THAT(plan.released, ElementsAre(0));
+  EXPECT_EQ(Sorted(plan.released), (Slots{0}));
   const std::vector<BeamHypothesis> best = search.Best();
   // Scores: eos log(.4)/1 = -0.916, stop log(.3) = -1.204, [1,0] log(.14)/sqrt(2) = -1.390.
   ASSERT_EQ(best.size(), 3u);
@@ -237,7 +241,7 @@ TEST(BeamSearchTest, WithoutALengthPenaltyTheSearchStopsOnceTheSumsFallBelowTheN
   const BeamStepPlan plan =
       search.Advance(LogRows({{0.1, 0.1, 0.0, 0.8}, {0.5, 0.3, 0.1, 0.1}}), kVocab);
   EXPECT_TRUE(search.done());
-  EXPECT_THAT(plan.released, UnorderedElementsAre(0, 1));
+  EXPECT_EQ(Sorted(plan.released), (Slots{0, 1}));
   ASSERT_EQ(search.Best().size(), 1u);
   EXPECT_EQ(search.Best()[0].ids, (std::vector<int32_t>{0, 3}));
 }
@@ -254,7 +258,7 @@ TEST(BeamSearchTest, EndingTokensAreMaskedBeforeMinLengthAndNonFiniteOnesNeverPi
   const BeamStepPlan plan = search.Advance(row, kVocab);
   ASSERT_EQ(search.live().size(), 1u);
   EXPECT_EQ(Ids(search, 0), (std::vector<int32_t>{0}));
-  EXPECT_THAT(plan.released, ElementsAre(1));
+  EXPECT_EQ(Sorted(plan.released), (Slots{1}));
   // From one token on, eos may end it.
   search.Advance(LogRows({{0.1, 0.1, 0.1, 0.7}}), kVocab);
   EXPECT_EQ(search.Best()[0].ids, (std::vector<int32_t>{0, 3}));
