@@ -377,6 +377,47 @@ TEST_P(BeamTest, StopEndsABeamWithItsSlotsBack) {
   EXPECT_EQ(scheduler->stats().slots_used, 0);
 }
 
+TEST_P(BeamTest, ABeamWaitsForWidthFreeSlots) {
+  if (GetParam() == "softmax") GTEST_SKIP() << "context too short for a running stream";
+  std::unique_ptr<Scheduler> scheduler = StartScheduler(dir_, 4);
+  ASSERT_NE(scheduler, nullptr);
+  GenerationRequest forever = testing::Greedy({1, 5, 9}, 4000);
+  forever.stopping.ignore_eos = true;
+  auto stream = std::make_shared<testing::RecordingSink>();
+  absl::StatusOr<RequestId> stream_id = scheduler->Submit(forever, stream);
+  ASSERT_TRUE(stream_id.ok());
+  ASSERT_TRUE(stream->WaitTokens(2));
+  auto beam = std::make_shared<testing::RecordingSink>();
+  ASSERT_TRUE(scheduler->Submit(Beam(4, 2, 0.0, 4), beam).ok());
+  // One slot is held, so the width-4 beam stays queued, however many steps run.
+  ASSERT_TRUE(stream->WaitTokens(40));
+  EXPECT_EQ(scheduler->stats().queued, 1);
+  EXPECT_FALSE(beam->WaitFinished(absl::ZeroDuration()).has_value());
+  EXPECT_TRUE(scheduler->Cancel(*stream_id));
+  const std::optional<Finished> finished = beam->WaitFinished();
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_TRUE(finished->status.ok()) << finished->status;
+  EXPECT_EQ(finished->hypotheses.size(), 2u);
+  EXPECT_TRUE(scheduler->WaitIdle(absl::Now() + absl::Seconds(20)));
+  EXPECT_EQ(scheduler->stats().slots_used, 0);
+}
+
+TEST_P(BeamTest, AOneTokenBeamEndsWithItsPromptAndGivesItsSlotsBack) {
+  std::unique_ptr<Scheduler> scheduler = StartScheduler(dir_, 4);
+  ASSERT_NE(scheduler, nullptr);
+  GenerationRequest request = Beam(3, 3, 0.0, 1);
+  request.stopping.ignore_eos = true;
+  auto sink = std::make_shared<testing::RecordingSink>();
+  ASSERT_TRUE(scheduler->Submit(request, sink).ok());
+  const std::optional<Finished> finished = sink->WaitFinished();
+  ASSERT_TRUE(finished.has_value());
+  ExpectMatchesReference(*finished, ReferenceBeamSearch(dir_, request));
+  ASSERT_EQ(finished->hypotheses.size(), 3u);
+  for (const BeamHypothesis& h : finished->hypotheses) EXPECT_EQ(h.ids.size(), 1u);
+  EXPECT_TRUE(scheduler->WaitIdle(absl::Now() + absl::Seconds(20)));
+  EXPECT_EQ(scheduler->stats().slots_used, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(GoldenModels, BeamTest, testing::kGoldenKinds);
 
 }  // namespace
