@@ -155,6 +155,18 @@ class SlotsWhileRunning : public EngineObserver {
   int fewest_ = std::numeric_limits<int>::max();
 };
 
+// Submits `request` and waits for its end (nullopt, with a failure, when refused or too slow);
+// its sink in *sink.
+std::optional<Finished> RunToEnd(Scheduler& scheduler, const GenerationRequest& request,
+                                 std::shared_ptr<testing::RecordingSink>* sink) {
+  *sink = std::make_shared<testing::RecordingSink>();
+  if (absl::StatusOr<RequestId> id = scheduler.Submit(request, *sink); !id.ok()) {
+    ADD_FAILURE() << id.status();
+    return std::nullopt;
+  }
+  return (*sink)->WaitFinished();
+}
+
 void ExpectMatchesReference(const Finished& finished,
                             const std::vector<ReferenceHypothesis>& reference) {
   ASSERT_TRUE(finished.status.ok()) << finished.status;
@@ -184,9 +196,8 @@ TEST_P(BeamTest, TheReferenceAtWidthOneIsTheSchedulersGreedyDecoding) {
   ASSERT_NE(scheduler, nullptr);
   GenerationRequest greedy = testing::Greedy(kPrompt, 8);
   greedy.stopping.ignore_eos = true;
-  auto sink = std::make_shared<testing::RecordingSink>();
-  ASSERT_TRUE(scheduler->Submit(greedy, sink).ok());
-  ASSERT_TRUE(sink->WaitFinished().has_value());
+  std::shared_ptr<testing::RecordingSink> sink;
+  ASSERT_TRUE(RunToEnd(*scheduler, greedy, &sink).has_value());
   GenerationRequest one = Beam(1, 1, 0.0, 8);
   one.stopping.ignore_eos = true;
   const std::vector<ReferenceHypothesis> reference = ReferenceBeamSearch(dir_, one);
@@ -199,9 +210,8 @@ TEST_P(BeamTest, SearchAtWidthOneOverTheModelsRowsIsGreedyDecoding) {
   // pick exactly the greedy tokens, eos ending included.
   std::unique_ptr<Scheduler> scheduler = StartScheduler(dir_, 4);
   ASSERT_NE(scheduler, nullptr);
-  auto sink = std::make_shared<testing::RecordingSink>();
-  ASSERT_TRUE(scheduler->Submit(testing::Greedy(kPrompt, 12), sink).ok());
-  const std::optional<Finished> greedy = sink->WaitFinished();
+  std::shared_ptr<testing::RecordingSink> sink;
+  const std::optional<Finished> greedy = RunToEnd(*scheduler, testing::Greedy(kPrompt, 12), &sink);
   ASSERT_TRUE(greedy.has_value());
 
   auto model = models::LanguageModel::Load(dir_, kernels::Backend::kCpu);
@@ -241,9 +251,8 @@ TEST_P(BeamTest, WidthFourMatchesABruteForceSearchAndGivesEverySlotBack) {
   ASSERT_NE(scheduler, nullptr);
   GenerationRequest request = Beam(4, 4, 0.0, 6);
   request.stopping.ignore_eos = true;
-  auto sink = std::make_shared<testing::RecordingSink>();
-  ASSERT_TRUE(scheduler->Submit(request, sink).ok());
-  const std::optional<Finished> finished = sink->WaitFinished();
+  std::shared_ptr<testing::RecordingSink> sink;
+  const std::optional<Finished> finished = RunToEnd(*scheduler, request, &sink);
   ASSERT_TRUE(finished.has_value());
   const std::vector<ReferenceHypothesis> reference = ReferenceBeamSearch(dir_, request);
   ExpectMatchesReference(*finished, reference);
@@ -268,9 +277,8 @@ TEST_P(BeamTest, EndingHypothesesAndALengthPenaltyMatchTheBruteForceSearch) {
   ASSERT_FALSE(unconstrained.empty());
   GenerationRequest request = Beam(4, 4, 1.0, 6);
   request.stopping.stop_token_ids = {unconstrained[0].ids[1], unconstrained[0].ids[3]};
-  auto sink = std::make_shared<testing::RecordingSink>();
-  ASSERT_TRUE(scheduler->Submit(request, sink).ok());
-  const std::optional<Finished> finished = sink->WaitFinished();
+  std::shared_ptr<testing::RecordingSink> sink;
+  const std::optional<Finished> finished = RunToEnd(*scheduler, request, &sink);
   ASSERT_TRUE(finished.has_value());
   ExpectMatchesReference(*finished, ReferenceBeamSearch(dir_, request));
   // A hypothesis ended early on a stop token (so its slot went back while the others ran).
@@ -407,9 +415,8 @@ TEST_P(BeamTest, AOneTokenBeamEndsWithItsPromptAndGivesItsSlotsBack) {
   ASSERT_NE(scheduler, nullptr);
   GenerationRequest request = Beam(3, 3, 0.0, 1);
   request.stopping.ignore_eos = true;
-  auto sink = std::make_shared<testing::RecordingSink>();
-  ASSERT_TRUE(scheduler->Submit(request, sink).ok());
-  const std::optional<Finished> finished = sink->WaitFinished();
+  std::shared_ptr<testing::RecordingSink> sink;
+  const std::optional<Finished> finished = RunToEnd(*scheduler, request, &sink);
   ASSERT_TRUE(finished.has_value());
   ExpectMatchesReference(*finished, ReferenceBeamSearch(dir_, request));
   ASSERT_EQ(finished->hypotheses.size(), 3u);
