@@ -74,7 +74,7 @@ std::vector<ReferenceHypothesis> ReferenceBeamSearch(const std::filesystem::path
     };
     std::vector<Candidate> candidates;
     for (size_t p = 0; p < live.size(); ++p) {
-      std::vector<int32_t> sequence = kPrompt;
+      std::vector<int32_t> sequence = request.prompt_ids;
       sequence.insert(sequence.end(), live[p].ids.begin(), live[p].ids.end());
       const std::vector<double> logprobs = FreshLogprobs(**model, **arena, sequence);
       for (int32_t t = 0; t < static_cast<int32_t>(logprobs.size()); ++t) {
@@ -122,8 +122,9 @@ std::vector<ReferenceHypothesis> ReferenceBeamSearch(const std::filesystem::path
   return {};
 }
 
-GenerationRequest Beam(int width, int n_best, double length_penalty, int max_new) {
-  GenerationRequest request = testing::Greedy(kPrompt, max_new);
+GenerationRequest Beam(int width, int n_best, double length_penalty, int max_new,
+                       std::vector<int32_t> prompt = kPrompt) {
+  GenerationRequest request = testing::Greedy(std::move(prompt), max_new);
   request.beam = {.width = width, .length_penalty = length_penalty, .n_best = n_best};
   return request;
 }
@@ -426,6 +427,31 @@ TEST_P(BeamTest, AOneTokenBeamEndsWithItsPromptAndGivesItsSlotsBack) {
 }
 
 INSTANTIATE_TEST_SUITE_P(GoldenModels, BeamTest, testing::kGoldenKinds);
+
+// The committed trained models (one per attention kind, models/trained): real distributions over
+// a 4000-piece vocabulary; "." and ";" as stop tokens, so hypotheses end at different lengths.
+class TrainedModelBeamTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainedModelBeamTest, MatchesABruteForceSearchWithStopTokenEndings) {
+  const std::filesystem::path dir =
+      std::filesystem::path(SLOTSERVE_SOURCE_DIR) / "models/trained" / GetParam();
+  if (!std::filesystem::exists(dir / "config.json")) GTEST_SKIP() << "no model at " << dir;
+  std::unique_ptr<Scheduler> scheduler = StartScheduler(dir, 6);
+  ASSERT_NE(scheduler, nullptr);
+  // "<s> And God said" in the models' shared tokenizer.
+  GenerationRequest request = Beam(4, 4, 1.0, 40, {1, 266, 296, 297});
+  request.stopping.stop_token_ids = {263, 271};  // "." and ";"
+  std::shared_ptr<testing::RecordingSink> sink;
+  const std::optional<Finished> finished = RunToEnd(*scheduler, request, &sink);
+  ASSERT_TRUE(finished.has_value());
+  ExpectMatchesReference(*finished, ReferenceBeamSearch(dir, request));
+  EXPECT_TRUE(scheduler->WaitIdle(absl::Now() + absl::Seconds(20)));
+  EXPECT_EQ(scheduler->stats().slots_used, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(TrainedModels, TrainedModelBeamTest,
+                         ::testing::Values("kjv-abc-m16", "kjv-rfa-d32", "kjv-luna-l32",
+                                           "kjv-softmax-c512"));
 
 }  // namespace
 }  // namespace slotserve::engine
