@@ -118,6 +118,16 @@ TEST_F(BeamTest, TheWidestBeamIsCappedByTheSlots) {
       << result.status.error_message();
 }
 
+TEST_F(BeamTest, AWidestBeamBelowOneIsRefusedAtStartUp) {
+  const CommandResult result =
+      RunCommand({ServerBinary(), "--model=" + TinyModelDir(), "--listen=127.0.0.1:0",
+                  "--metrics-listen=127.0.0.1:0", "--max-beam-width=0"});
+  EXPECT_NE(result.exit_status, 0);
+  EXPECT_NE((result.out + result.err).find("--max-beam-width must be > 0, got 0"),
+            std::string::npos)
+      << result.out << result.err;
+}
+
 TEST_F(BeamTest, ACancelledBeamGivesEverySlotBack) {
   StartServer({"--max-slots=4"});
   BackgroundStream beam(channel_, BeamRequest(4, 1, 0.0f, 100000));
