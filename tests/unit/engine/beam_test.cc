@@ -411,6 +411,34 @@ TEST_P(BeamTest, ABeamWaitsForWidthFreeSlots) {
   EXPECT_EQ(scheduler->stats().slots_used, 0);
 }
 
+TEST_P(BeamTest, ManyBeamsAndStreamsSharingAFewSlotsAllEndAndLeaveThePoolWhole) {
+  // 5 slots, 12 requests: beams of width 2..5 (some with stop tokens, so slots come back
+  // mid-search) and greedy streams, a third of them cancelled at once. Every request ends; then
+  // a beam as wide as the pool must still find every slot free in the pool itself.
+  std::unique_ptr<Scheduler> scheduler = StartScheduler(dir_, 5);
+  ASSERT_NE(scheduler, nullptr);
+  std::vector<std::shared_ptr<testing::RecordingSink>> sinks;
+  std::vector<RequestId> ids;
+  for (int i = 0; i < 12; ++i) {
+    GenerationRequest request = i % 3 == 2 ? testing::Greedy({1, 5, 9, 30}, 6)
+                                           : Beam(2 + i % 4, 1 + i % 2, 0.5 * (i % 3), 5);
+    if (i % 4 == 1) request.stopping.stop_token_ids = {3, 11, 17, 25, 40};
+    sinks.push_back(std::make_shared<testing::RecordingSink>());
+    absl::StatusOr<RequestId> id = scheduler->Submit(request, sinks.back());
+    ASSERT_TRUE(id.ok()) << id.status();
+    ids.push_back(*id);
+  }
+  for (size_t i = 0; i < ids.size(); i += 3) scheduler->Cancel(ids[i]);
+  for (const auto& sink : sinks) ASSERT_TRUE(sink->WaitFinished().has_value());
+  EXPECT_TRUE(scheduler->WaitIdle(absl::Now() + absl::Seconds(20)));
+  EXPECT_EQ(scheduler->stats().slots_used, 0);
+  std::shared_ptr<testing::RecordingSink> sink;
+  const std::optional<Finished> full = RunToEnd(*scheduler, Beam(5, 5, 0.0, 3), &sink);
+  ASSERT_TRUE(full.has_value());
+  EXPECT_TRUE(full->status.ok()) << full->status;
+  EXPECT_EQ(full->hypotheses.size(), 5u);
+}
+
 TEST_P(BeamTest, AOneTokenBeamEndsWithItsPromptAndGivesItsSlotsBack) {
   std::unique_ptr<Scheduler> scheduler = StartScheduler(dir_, 4);
   ASSERT_NE(scheduler, nullptr);
