@@ -90,11 +90,62 @@ ActiveRequest::TokenTiming ActiveRequest::RecordTokenTime(absl::Time now) {
   return timing;
 }
 
-int ActiveRequest::MarkFinished() {
+std::vector<int> ActiveRequest::MarkFinished() {
   finished_ = true;
-  const int slot = slot_;
+  std::vector<int> slots;
+  if (beam_ != nullptr) {
+    slots = beam_->held_slots();  // the prompt slot too until the search started
+  } else if (slot_ >= 0) {
+    slots.push_back(slot_);
+  }
   slot_ = -1;
-  return slot;
+  return slots;
+}
+
+void ActiveRequest::HoldBeamSlots(std::vector<int> spare_slots) {
+  const BeamOptions& beam = request_.beam;
+  const StoppingOptions& stopping = request_.stopping;
+  BeamSearchOptions options;
+  options.width = static_cast<int>(beam.width);
+  options.n_best = static_cast<int>(beam.n_best);
+  options.length_penalty = beam.length_penalty;
+  // As AcceptToken: a hypothesis ends when feeding its last token back would pass the
+  // model's longest context (validation leaves at least one token of room).
+  const int64_t room = limits_.max_positions - start_position_ -
+                       static_cast<int64_t>(request_.prompt_ids.size()) + 1;
+  options.max_length = static_cast<int>(std::min<int64_t>(limits_.max_new_tokens, room));
+  options.min_length = static_cast<int>(stopping.min_new_tokens);
+  options.eos_id = stopping.ignore_eos ? -1 : limits_.eos_id;
+  options.stop_token_ids = stopping.stop_token_ids;
+  std::vector<int> slots = {slot_};
+  slots.insert(slots.end(), spare_slots.begin(), spare_slots.end());
+  beam_ = std::make_unique<BeamRequest>(std::move(options), std::move(slots), tokenizer_,
+                                        request_.prompt_ids);
+}
+
+BeamRequest::StepOutcome ActiveRequest::AdvanceBeam(std::span<const float> raw_rows, int vocab,
+                                                    models::StateArena& arena) {
+  slot_ = -1;  // the search owns every slot from its first step on
+  return beam_->Advance(raw_rows, vocab, arena);
+}
+
+TokenChunk ActiveRequest::BeamResultChunk() const {
+  TokenChunk chunk;
+  const std::vector<BeamHypothesis> best = beam_->Results();
+  if (best.empty()) return chunk;
+  chunk.ids = best.front().ids;
+  chunk.text = best.front().text;
+  return chunk;
+}
+
+bool ActiveRequest::decoding() const {
+  if (beam_ != nullptr) return beam_->started() && !beam_->done();
+  return next_input_.has_value();
+}
+
+int ActiveRequest::decode_rows() const {
+  if (beam_ != nullptr) return static_cast<int>(beam_->live().size());
+  return 1;
 }
 
 std::span<const int32_t> ActiveRequest::prompt_left() const {
@@ -107,7 +158,9 @@ std::span<const int32_t> ActiveRequest::MaskedNow() const {
 }
 
 models::TokenSampling ActiveRequest::NextTokenSampling() const {
-  return sampler_.NextToken(MaskedNow(), request_.logprobs.enabled);
+  // A beam search ranks the raw rows itself (its validated options are greedy's: the op's
+  // pick is not used).
+  return sampler_.NextToken(MaskedNow(), request_.logprobs.enabled || beam_ != nullptr);
 }
 
 ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
@@ -158,6 +211,12 @@ Finished ActiveRequest::MakeFinished(FinishReason reason, absl::Status status,
   finished.prompt_tokens = static_cast<int32_t>(request_.prompt_ids.size());
   finished.generated_tokens = generated_;
   finished.seed = sampler_.seed();
+  if (beam_ != nullptr && finished.status.ok()) {
+    finished.hypotheses = beam_->Results();
+    if (!finished.hypotheses.empty()) {
+      finished.generated_tokens = static_cast<int32_t>(finished.hypotheses.front().ids.size());
+    }
+  }
   GenerationTimings& t = finished.timings;
   t.total = now - submitted_;
   t.queue = admitted_ ? *admitted_ - submitted_ : t.total;

@@ -10,6 +10,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
+#include "engine/beam_request.h"
 #include "engine/generated_text_stream.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
@@ -70,6 +71,18 @@ class ActiveRequest {
   // parent (the fork point), else prompt_left().
   int64_t prompt_feedable() const;
 
+  // Beam search (request().beam.enabled()): the scheduler admitted the request with its prompt
+  // slot (Admit) and gives it the other width - 1 (HoldBeamSlots). Its prompt is prefilled as
+  // any other; the prompt's last row starts the search (AdvanceBeam), which then owns every
+  // slot: slot() is -1 from then on, and MarkFinished gives back whatever the search holds.
+  void HoldBeamSlots(std::vector<int> spare_slots);
+  BeamRequest* beam() const { return beam_.get(); }
+  // One step of the search from its rows' raw logits (beam_request.h).
+  BeamRequest::StepOutcome AdvanceBeam(std::span<const float> raw_rows, int vocab,
+                                       models::StateArena& arena);
+  // The search is over: the best hypothesis's ids and text as the request's one chunk.
+  TokenChunk BeamResultChunk() const;
+
   // Sessions: a request continuing a session carries the session's state from Submit until
   // admission restores it into the slot (TakeSessionState); its prompt_ids already start with
   // the session's pending token. Positions count from the state's token_count.
@@ -97,9 +110,9 @@ class ActiveRequest {
     absl::Duration since;
   };
   TokenTiming RecordTokenTime(absl::Time now);
-  // Marks the request ended and gives up its slot: returns the slot it held, for the caller to
-  // release (-1 when it held none). Once only: check finished() first.
-  int MarkFinished();
+  // Marks the request ended and gives up its slots: returns the slots it held (one, a beam
+  // search's, or none), for the caller to release. Once only: check finished() first.
+  std::vector<int> MarkFinished();
 
   absl::Time submitted() const { return submitted_; }
   int slot() const { return slot_; }  // -1 while queued and once finished
@@ -112,8 +125,13 @@ class ActiveRequest {
   // The prompt tokens fed so far (the prefix the slot's state has absorbed).
   std::span<const int32_t> prompt_absorbed() const;
 
-  // The token the next decode step feeds; nullopt while prefilling.
+  // The token the next decode step feeds; nullopt while prefilling (and for a beam search,
+  // whose hypotheses feed their own: beam()->live()).
   std::optional<int32_t> next_input() const { return next_input_; }
+  // Past its prompt: the next decode step has rows for it (decode_rows() of them: one, or a
+  // beam search's live hypotheses).
+  bool decoding() const;
+  int decode_rows() const;
   int32_t generated() const { return generated_; }
   // The last token generated (never fed to the state); -1 before the first.
   int32_t last_token() const { return last_token_id_; }
@@ -134,7 +152,8 @@ class ActiveRequest {
   absl::flat_hash_set<int32_t> stop_token_ids_;
   std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
   std::optional<RequestState> session_state_;
-  int64_t start_position_ = 0;  // tokens in the state before the prompt (a session's)
+  std::unique_ptr<BeamRequest> beam_;  // beam search only
+  int64_t start_position_ = 0;         // tokens in the state before the prompt (a session's)
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
   int32_t last_token_id_ = -1;

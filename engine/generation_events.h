@@ -50,6 +50,17 @@ struct TokenChunk {
   std::vector<GeneratedTokenLogprobs> logprobs;
 };
 
+// One finished beam-search hypothesis (BeamOptions): its generated ids (an ending eos or stop
+// token included), their text, and its score = logprob_sum / ids.size()^length_penalty, where
+// logprob_sum adds the raw log-softmax of each id (double precision).
+struct BeamHypothesis {
+  std::vector<int32_t> ids;
+  std::string text;
+  double score = 0.0;
+  double logprob_sum = 0.0;
+  FinishReason reason = FinishReason::kLength;
+};
+
 struct GenerationTimings {
   absl::Duration queue;        // Submit -> admitted (slot acquired)
   absl::Duration prefill;      // admitted -> whole prompt absorbed
@@ -76,6 +87,10 @@ struct Finished {
   GenerationTimings timings;
   // The session that holds the request's final state (SessionOptions::keep, status OK).
   std::string session_handle;
+  // Beam search (BeamOptions), status OK: the n_best finished hypotheses, best first. The
+  // request's one TokenChunk carried hypotheses[0]'s ids and text; reason and
+  // generated_tokens are hypotheses[0]'s.
+  std::vector<BeamHypothesis> hypotheses;
 };
 
 // Metric label for a finished request: FinishReasonName for OK, else "cancelled",

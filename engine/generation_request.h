@@ -66,6 +66,23 @@ struct SessionOptions {
   std::string handle;
 };
 
+// Beam search (DESIGN §8, engine/beam_search.h): instead of sampling, keep the `width` most
+// likely hypotheses each step and return the n_best finished ones, best first, scored
+// sum(logprob) / length^length_penalty. Deterministic, so it refuses sampling options, n > 1,
+// logprobs, stop sequences and session.keep (request_validation.h lists the rules).
+struct BeamOptions {
+  // Hypotheses kept per step; 1 = no beam search (the request samples as usual). Must be in
+  // [1, SchedulerOptions::max_beam_width capped by max_slots]; a beam request holds `width`
+  // slots from admission, and gives each back as soon as a hypothesis no longer needs it.
+  int64_t width = 1;
+  // Finite. 0 = rank by the plain sum of logprobs; > 0 favours longer hypotheses.
+  double length_penalty = 0.0;
+  // Finished hypotheses returned (Finished::hypotheses). Must be in [1, width].
+  int64_t n_best = 1;
+
+  bool enabled() const { return width > 1; }
+};
+
 struct GenerationRequest {
   // The client's label for logs and metrics; may be empty. Not the engine's RequestId.
   std::string request_id;
@@ -80,9 +97,15 @@ struct GenerationRequest {
   // free slots. Must be in [1, min(SchedulerOptions::max_n, max_slots)].
   int64_t n = 1;
   SessionOptions session;
+  BeamOptions beam;
   // The request ends with DEADLINE_EXCEEDED when still running at this time (checked once
   // per engine step). A deadline already past refuses the request at Submit.
   absl::Time deadline = absl::InfiniteFuture();
 };
+
+// State slots the request holds from admission: n for a fork, beam.width for beam search.
+inline int64_t SlotsNeeded(const GenerationRequest& request) {
+  return request.beam.enabled() ? request.beam.width : request.n;
+}
 
 }  // namespace slotserve::engine

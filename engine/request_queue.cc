@@ -8,7 +8,9 @@
 namespace slotserve::engine {
 namespace {
 
-int SlotsOf(const ActiveRequest& request) { return static_cast<int>(request.request().n); }
+int SlotsOf(const ActiveRequest& request) {
+  return static_cast<int>(SlotsNeeded(request.request()));
+}
 
 }  // namespace
 
@@ -140,6 +142,15 @@ SchedulerStats RequestQueue::Retire(RequestId id) {
   if (auto it = live_.find(id); it != live_.end()) {
     live_slots_ -= it->second;
     live_.erase(it);
+  }
+  return StatsLocked();
+}
+
+SchedulerStats RequestQueue::SlotReturned(RequestId id) {
+  std::lock_guard lock(mu_);
+  if (auto it = live_.find(id); it != live_.end() && it->second > 0) {
+    --it->second;
+    --live_slots_;
   }
   return StatsLocked();
 }

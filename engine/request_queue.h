@@ -72,6 +72,9 @@ class RequestQueue {
   std::deque<std::unique_ptr<ActiveRequest>> TakeAll();
   // A request ended: it leaves the live set. Returns the stats after.
   SchedulerStats Retire(RequestId id);
+  // A live request gave one of its slots back before its end (a beam hypothesis finished).
+  // Returns the stats after.
+  SchedulerStats SlotReturned(RequestId id);
   // Wakes WaitIdle callers when no request is live (after the last sink heard its end).
   void NotifyIfIdle();
 
@@ -85,7 +88,8 @@ class RequestQueue {
   std::condition_variable idle_cv_;
   std::deque<std::unique_ptr<ActiveRequest>> queue_;
   std::vector<RequestId> cancels_;
-  // Accepted and not yet finished, with the slots each holds once admitted (its n).
+  // Accepted and not yet finished, with the slots each holds once admitted (SlotsNeeded, less
+  // those a beam search already gave back).
   absl::flat_hash_map<RequestId, int> live_;
   int live_slots_ = 0;    // the sum of live_'s slots
   int queued_slots_ = 0;  // the part of it that queue_ holds

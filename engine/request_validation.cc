@@ -1,5 +1,10 @@
 #include "engine/request_validation.h"
 
+#include <cmath>
+#include <iterator>
+#include <string>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
@@ -57,6 +62,77 @@ absl::Status CheckStopping(const StoppingOptions& s, const RequestLimits& limits
   return CheckTokenIds(s.stop_token_ids, "stopping.stop_token_ids", limits.vocab_size);
 }
 
+absl::Status CheckBeamOptions(const GenerationRequest& request, const RequestLimits& limits) {
+  const BeamOptions& beam = request.beam;
+  if (beam.width < 1 || beam.width > limits.max_beam_width) {
+    return Invalid(absl::StrCat("beam.width must be in [1, ", limits.max_beam_width,
+                                "] (the server's --max-beam-width, capped by its slots), got ",
+                                beam.width));
+  }
+  if (beam.n_best < 1 || beam.n_best > beam.width) {
+    return Invalid(absl::StrCat("beam.n_best must be in [1, beam.width = ", beam.width, "], got ",
+                                beam.n_best));
+  }
+  if (!std::isfinite(beam.length_penalty)) {
+    return Invalid(absl::StrCat("beam.length_penalty must be finite, got ", beam.length_penalty));
+  }
+  if (!beam.enabled()) return absl::OkStatus();
+  const std::string with_beam = absl::StrCat(" with beam.width = ", beam.width);
+  if (request.n != 1) {
+    return Invalid(absl::StrCat("n must be 1", with_beam,
+                                " (the n-best hypotheses come back in one stream), got ",
+                                request.n));
+  }
+  // Beam search ranks the model's raw log-probabilities and draws nothing at random.
+  const SamplingOptions& sampling = request.sampling;
+  const std::string deterministic =
+      absl::StrCat(with_beam, " (beam search is deterministic), got ");
+  if (sampling.temperature != 0.0f) {
+    return Invalid(absl::StrCat("sampling.temperature must be 0 or unset", deterministic,
+                                sampling.temperature));
+  }
+  const std::pair<const char*, bool> options_off[] = {
+      {"sampling.top_k must be 0", sampling.top_k == 0},
+      {"sampling.top_p must be 1 or unset", sampling.top_p == 1.0f},
+      {"sampling.min_p must be 0", sampling.min_p == 0.0f},
+      {"sampling.repetition_penalty must be 1 or unset", sampling.repetition_penalty == 1.0f},
+      {"sampling.presence_penalty must be 0", sampling.presence_penalty == 0.0f},
+      {"sampling.frequency_penalty must be 0", sampling.frequency_penalty == 0.0f}};
+  const double values[] = {static_cast<double>(sampling.top_k),
+                           sampling.top_p,
+                           sampling.min_p,
+                           sampling.repetition_penalty,
+                           sampling.presence_penalty,
+                           sampling.frequency_penalty};
+  for (size_t i = 0; i < std::size(options_off); ++i) {
+    if (!options_off[i].second) {
+      return Invalid(absl::StrCat(options_off[i].first, deterministic, values[i]));
+    }
+  }
+  if (sampling.seed.has_value()) {
+    return Invalid(absl::StrCat("sampling.seed must be unset", deterministic, *sampling.seed));
+  }
+  if (request.logprobs.enabled) {
+    return Invalid(absl::StrCat("logprobs.enabled must be false", with_beam,
+                                " (each hypothesis reports its logprob_sum instead), got true"));
+  }
+  if (!request.stopping.stop_sequences.empty()) {
+    return Invalid(absl::StrCat("stopping.stop_sequences must be empty", with_beam,
+                                " (hypotheses end at eos, stop_token_ids or max_new_tokens), got ",
+                                request.stopping.stop_sequences.size(),
+                                " sequence(s), the first \"",
+                                request.stopping.stop_sequences.front(), "\""));
+  }
+  if (request.session.keep || !request.session.handle.empty()) {
+    return Invalid(absl::StrCat(
+        "session must be unset", with_beam,
+        " (a beam search frees its hypotheses' states as they finish, and does not continue "
+        "sessions), got ",
+        request.session.keep ? "keep = true" : absl::StrCat("handle ", request.session.handle)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int32_t EffectiveMaxNewTokens(const StoppingOptions& stopping, const RequestLimits& limits) {
@@ -92,7 +168,7 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
     return Invalid(absl::StrCat("logprobs.top_n must be in [0, ", limits.max_top_logprobs,
                                 "], got ", request.logprobs.top_n));
   }
-  return absl::OkStatus();
+  return CheckBeamOptions(request, limits);
 }
 
 }  // namespace slotserve::engine

@@ -22,10 +22,17 @@ struct RequestLimits {
   int max_stop_sequences = 0;
   int max_stop_sequence_bytes = 0;
   int max_top_logprobs = 0;
-  int max_n = 1;  // SchedulerOptions::max_n, capped by the slots in the pool
+  int max_n = 1;           // SchedulerOptions::max_n, capped by the slots in the pool
+  int max_beam_width = 1;  // SchedulerOptions::max_beam_width, capped by the slots in the pool
   bool has_tokenizer = false;
 };
 
+// Beam search (beam.width > 1) is deterministic and returns its n-best in one stream, so it
+// refuses what would contradict that, each with its own message: sampling options other than
+// greedy's (temperature other than 0, top_k, top_p, min_p, penalties, a seed), n > 1,
+// logprobs (each hypothesis carries its logprob_sum instead), stop sequences (hypotheses end at
+// eos, stop_token_ids and max_new_tokens) and sessions (no single final state to keep; continuing
+// one is not offered either).
 absl::Status ValidateGenerationRequest(const GenerationRequest& request,
                                        const RequestLimits& limits);
 

@@ -45,7 +45,8 @@ absl::Status SchedulerOptions::Validate() const {
         std::pair{"default_max_new_tokens", default_max_new_tokens},
         std::pair{"max_new_tokens_limit", max_new_tokens_limit},
         std::pair{"max_prompt_tokens", max_prompt_tokens},
-        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}, std::pair{"max_n", max_n}}) {
+        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}, std::pair{"max_n", max_n},
+        std::pair{"max_beam_width", max_beam_width}}) {
     SLOTSERVE_RETURN_IF_ERROR(Positive(field, value));
   }
   if (default_max_new_tokens > max_new_tokens_limit) {
@@ -189,6 +190,7 @@ class Scheduler::Impl final : private RequestFinisher {
     limits.max_stop_sequence_bytes = options.max_stop_sequence_bytes;
     limits.max_top_logprobs = options.max_top_logprobs;
     limits.max_n = std::min(options.max_n, options.max_slots);
+    limits.max_beam_width = std::min(options.max_beam_width, options.max_slots);
     limits.has_tokenizer = tokenizer != nullptr;
     return limits;
   }
@@ -233,12 +235,13 @@ class Scheduler::Impl final : private RequestFinisher {
   }
 
   // Gives each admitted request its slots (PlanAdmission counted them: n for a fork, whose
-  // choices 1..n-1 join here and wait for the parent's state, ForkReadyParents).
+  // choices 1..n-1 join here and wait for the parent's state, ForkReadyParents; the width for a
+  // beam search, which prefills in the first and holds the rest for its hypotheses).
   void Admit(std::vector<std::unique_ptr<ActiveRequest>> admitted, absl::Time now) {
     for (auto& request : admitted) {
       std::vector<int> slots;
       absl::Status status;
-      while (status.ok() && static_cast<int64_t>(slots.size()) < request->request().n) {
+      while (status.ok() && static_cast<int64_t>(slots.size()) < SlotsNeeded(request->request())) {
         absl::StatusOr<int> slot = pool_.Acquire();
         status = slot.status();
         if (slot.ok()) slots.push_back(*slot);
@@ -256,6 +259,11 @@ class Scheduler::Impl final : private RequestFinisher {
         continue;
       }
       observer_.OnRequestAdmitted(now - request->submitted());
+      if (request->request().beam.enabled()) {
+        request->HoldBeamSlots(std::vector<int>(slots.begin() + 1, slots.end()));
+        running_.push_back(std::move(request));
+        continue;
+      }
       if (slots.size() > 1) choices_left_[request->id()] = static_cast<int>(slots.size());
       for (size_t i = 1; i < slots.size(); ++i) {
         std::unique_ptr<ActiveRequest> choice = request->MakeChoice(static_cast<int>(i));
@@ -326,7 +334,8 @@ class Scheduler::Impl final : private RequestFinisher {
     std::vector<RunningRequestView> views;
     views.reserve(running_.size());
     for (const auto& request : running_) {
-      views.push_back({.decoding = request->next_input().has_value(),
+      views.push_back({.decoding = request->decoding(),
+                       .decode_rows = request->decode_rows(),
                        .prompt_left = request->prompt_feedable(),
                        .prompt_fed = static_cast<int64_t>(request->prompt_fed())});
     }
@@ -348,7 +357,7 @@ class Scheduler::Impl final : private RequestFinisher {
         status = kept.status();
       }
     }
-    if (const int slot = request.MarkFinished(); slot >= 0) {
+    for (const int slot : request.MarkFinished()) {
       pool_.Release(slot).IgnoreError();  // held by construction
     }
     if (!status.ok()) {
@@ -383,6 +392,11 @@ class Scheduler::Impl final : private RequestFinisher {
     observer_.OnStats(after);
     request.sink().OnFinished(finished);
     queue_.NotifyIfIdle();
+  }
+
+  void ReleaseSlot(ActiveRequest& request, int slot) override {
+    pool_.Release(slot).IgnoreError();  // held by construction
+    observer_.OnStats(queue_.SlotReturned(request.id()));
   }
 
   // The session side of a request's end (its slot still held): keeps the final state when the

@@ -51,6 +51,8 @@ struct SchedulerOptions {
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
   int max_n = 16;
+  // Widest beam search (BeamOptions::width) one request may ask for; capped by max_slots.
+  int max_beam_width = 8;
   // Sessions (DESIGN §9, session_store.h): kept states live this long since last used, and
   // take at most this many bytes (least recently used first out).
   absl::Duration session_ttl = absl::Minutes(30);

@@ -16,10 +16,13 @@ int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head)
 
 StepPlan PlanStep(std::span<const RunningRequestView> running, const StepLimits& limits) {
   StepPlan plan;
+  int64_t decode_rows = 0;
   for (size_t i = 0; i < running.size(); ++i) {
-    if (running[i].decoding) plan.decode.push_back(i);
+    if (!running[i].decoding) continue;
+    plan.decode.push_back(i);
+    decode_rows += running[i].decode_rows;
   }
-  int64_t budget = limits.token_budget - static_cast<int64_t>(plan.decode.size());
+  int64_t budget = limits.token_budget - decode_rows;
   // The latency cap binds only beside a decode batch: alone, a prompt stalls nobody.
   const bool latency_capped = limits.prefill_cap > 0 && !plan.decode.empty();
   int64_t latency_left = limits.prefill_cap;

@@ -15,8 +15,7 @@ namespace slotserve::engine {
 
 // A queued request as admission sees it.
 struct QueuedRequestView {
-  // State slots the request holds once admitted: 1 for every request today (a fork or beam
-  // request will hold several).
+  // State slots the request holds once admitted: 1, n for a fork, the width for a beam search.
   int slots_needed = 1;
 };
 
@@ -28,6 +27,7 @@ int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head)
 // A running request (holding a slot) as the step plan sees it.
 struct RunningRequestView {
   bool decoding = false;    // past its prompt: feeds its last token this step
+  int decode_rows = 1;      // rows it decodes when decoding (a beam search: its live hypotheses)
   int64_t prompt_left = 0;  // prompt tokens not fed yet (0 once decoding)
   int64_t prompt_fed = 0;   // prompt tokens already in the state (fed or restored)
 };
@@ -59,8 +59,8 @@ struct StepPlan {
 };
 
 // The step for `running` (in admission order):
-//   - every request past its prompt decodes one token, in one batch;
-//   - the rest of the budget (token_budget minus the decode batch, possibly <= 0) goes to
+//   - every request past its prompt decodes one token (a row per beam hypothesis), in one batch;
+//   - the rest of the budget (token_budget minus the decode rows, possibly <= 0) goes to
 //     prompt chunks in admission order: each chunk is the request's prompt left, at most
 //     prefill_chunk, and with a prefix_block at most up to the next multiple of it; a chunk larger
 //     than a positive budget left is cut to that budget; once the budget is spent no further chunk

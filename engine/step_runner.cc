@@ -1,6 +1,7 @@
 #include "engine/step_runner.h"
 
 #include <optional>
+#include <utility>
 
 #include "engine/ending_status.h"
 
@@ -34,32 +35,56 @@ void StepRunner::Decode(std::span<ActiveRequest* const> batch) {
   decode_slots_.clear();
   decode_inputs_.clear();
   decode_sampling_.clear();
+  decode_rows_.clear();
   size_t raw_rows = 0;
   for (const ActiveRequest* request : batch) {
-    decode_slots_.push_back(request->slot());
-    decode_inputs_.push_back(*request->next_input());
-    decode_sampling_.push_back(request->NextTokenSampling());
-    raw_rows += decode_sampling_.back().want_raw_logits ? 1 : 0;
+    const size_t rows_before = decode_slots_.size();
+    const models::TokenSampling sampling = request->NextTokenSampling();
+    if (const BeamRequest* beam = request->beam(); beam != nullptr) {
+      // Every live hypothesis is a row of its own: its slot, its last token.
+      for (const BeamSearch::Hypothesis& hypothesis : beam->live()) {
+        decode_slots_.push_back(hypothesis.slot);
+        decode_inputs_.push_back(hypothesis.ids.back());
+        decode_sampling_.push_back(sampling);
+      }
+    } else {
+      decode_slots_.push_back(request->slot());
+      decode_inputs_.push_back(*request->next_input());
+      decode_sampling_.push_back(sampling);
+    }
+    decode_rows_.push_back(static_cast<int>(decode_slots_.size() - rows_before));
+    raw_rows += sampling.want_raw_logits ? decode_rows_.back() : 0;
   }
-  decode_tokens_.assign(batch.size(), -1);
+  decode_tokens_.assign(decode_slots_.size(), -1);
   raw_logits_.resize(raw_rows * vocab_);
   const absl::Time start = absl::Now();
   const absl::Status status = model_.StepAndSample(arena_, decode_slots_, decode_inputs_,
                                                    decode_sampling_, decode_tokens_, raw_logits_);
   const absl::Time end = absl::Now();
-  observer_.OnStep(StepPhase::kDecode, static_cast<int>(batch.size()), end - start);
-  if (status.ok())
-    costs_.ObserveDecode(static_cast<int>(batch.size()), absl::ToDoubleSeconds(end - start));
+  const int rows = static_cast<int>(decode_slots_.size());
+  observer_.OnStep(StepPhase::kDecode, rows, end - start);
+  if (status.ok()) costs_.ObserveDecode(rows, absl::ToDoubleSeconds(end - start));
+  size_t first_row = 0;
   size_t next_raw_row = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     ActiveRequest& request = *batch[i];
+    const size_t row = first_row;
+    first_row += decode_rows_[i];
     if (!status.ok()) {
       finisher_.Finish(request, FinishReason::kCancelled, ModelError("decode step", status));
       continue;
     }
+    if (request.beam() != nullptr) {
+      const size_t count = static_cast<size_t>(decode_rows_[i]);
+      AdvanceBeam(
+          request,
+          std::span<const float>(raw_logits_).subspan(next_raw_row * vocab_, count * vocab_), end);
+      next_raw_row += count;
+      continue;
+    }
     const std::span<const float> raw =
-        RawRows(raw_logits_, decode_sampling_[i].want_raw_logits, &next_raw_row);
-    HandleOutcome(request, request.AcceptToken(decode_tokens_[i], raw), end);
+        RawRows(raw_logits_, decode_sampling_[row].want_raw_logits, &next_raw_row);
+    HandleOutcome(request, request.AcceptToken(decode_tokens_[row], raw), end);
   }
 }
 
@@ -96,7 +121,11 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
     size_t next_raw_row = 0;
     const std::span<const float> raw =
         RawRows(raw_logits_, sampling->want_raw_logits, &next_raw_row);
-    HandleOutcome(request, request.AcceptToken(token, raw), end);
+    if (request.beam() != nullptr) {
+      AdvanceBeam(request, raw, end);  // the prompt's last row starts the search
+    } else {
+      HandleOutcome(request, request.AcceptToken(token, raw), end);
+    }
   }
 }
 
@@ -110,14 +139,40 @@ void StepRunner::MaybeCheckpoint(const ActiveRequest& request) {
   observer_.OnPrefixCacheStats(prefix_cache_->stats());
 }
 
-void StepRunner::HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
-                               absl::Time now) {
+void StepRunner::ObserveTokenTime(ActiveRequest& request, absl::Time now) {
   const ActiveRequest::TokenTiming timing = request.RecordTokenTime(now);
   if (timing.first) {
     observer_.OnFirstToken(timing.since);
   } else {
     observer_.OnInterTokenLatency(timing.since);
   }
+}
+
+void StepRunner::AdvanceBeam(ActiveRequest& request, std::span<const float> raw_rows,
+                             absl::Time now) {
+  BeamRequest::StepOutcome outcome =
+      request.AdvanceBeam(raw_rows, static_cast<int>(vocab_), arena_);
+  for (int slot : outcome.released) finisher_.ReleaseSlot(request, slot);
+  if (!outcome.status.ok()) {
+    finisher_.Finish(request, FinishReason::kCancelled, std::move(outcome.status));
+    return;
+  }
+  ObserveTokenTime(request, now);
+  if (!request.beam()->done()) return;
+  // Beam tokens are final only now: the best hypothesis goes out as one chunk.
+  const TokenChunk best = request.BeamResultChunk();
+  if (best.ids.empty()) {
+    finisher_.Finish(request, FinishReason::kCancelled,
+                     absl::InternalError("beam search: no token had a finite logit"));
+    return;
+  }
+  request.sink().OnTokens(best);
+  finisher_.Finish(request, request.beam()->Results().front().reason, absl::OkStatus());
+}
+
+void StepRunner::HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
+                               absl::Time now) {
+  ObserveTokenTime(request, now);
   request.sink().OnTokens(outcome.chunk);
   if (outcome.finish) finisher_.Finish(request, *outcome.finish, absl::OkStatus());
 }

@@ -29,6 +29,9 @@ class RequestFinisher {
  public:
   virtual ~RequestFinisher() = default;
   virtual void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) = 0;
+  // A running beam search let `slot` go (a hypothesis finished or lost its place): it goes
+  // back to the pool now, for other requests.
+  virtual void ReleaseSlot(ActiveRequest& request, int slot) = 0;
 };
 
 class StepRunner {
@@ -53,6 +56,11 @@ class StepRunner {
   // Saves the request's state into the prefix cache when its prompt so far ends at a block
   // boundary the cache does not hold yet.
   void MaybeCheckpoint(const ActiveRequest& request);
+  // Hands a beam search its rows (beam_request.h), returns the slots it lets go, and when it
+  // is over streams the best hypothesis as one chunk and ends the request.
+  void AdvanceBeam(ActiveRequest& request, std::span<const float> raw_rows, absl::Time now);
+  // Reports the time of a request's token (or beam step) to the observer.
+  void ObserveTokenTime(ActiveRequest& request, absl::Time now);
   // Streams a request's new token and ends the request if due.
   void HandleOutcome(ActiveRequest& request, const ActiveRequest::TokenOutcome& outcome,
                      absl::Time now);
@@ -70,6 +78,7 @@ class StepRunner {
   StepCostModel costs_;
   // Reused every step, so a step allocates nothing once the batch size settled.
   std::vector<ActiveRequest*> decode_batch_;
+  std::vector<int> decode_rows_;  // rows of each request of decode_batch_
   std::vector<int32_t> decode_slots_;
   std::vector<int32_t> decode_inputs_;
   std::vector<models::TokenSampling> decode_sampling_;

@@ -10,11 +10,8 @@ namespace {
 
 bool InRange(int32_t id, size_t size) { return id >= 0 && static_cast<size_t>(id) < size; }
 
-}  // namespace
-
-GeneratedTokenLogprobs ComputeLogprobs(std::span<const float> raw_logits, int32_t chosen,
-                                       int top_n) {
-  GeneratedTokenLogprobs result;
+// log(sum(exp(logit))) over the finite logits, shifted by their max so nothing overflows.
+double LogNormaliser(std::span<const float> raw_logits) {
   double max_logit = -std::numeric_limits<double>::infinity();
   for (float logit : raw_logits) {
     if (std::isfinite(logit)) max_logit = std::max(max_logit, static_cast<double>(logit));
@@ -23,7 +20,15 @@ GeneratedTokenLogprobs ComputeLogprobs(std::span<const float> raw_logits, int32_
   for (float logit : raw_logits) {
     if (std::isfinite(logit)) sum += std::exp(logit - max_logit);
   }
-  const double log_normaliser = max_logit + std::log(sum);
+  return max_logit + std::log(sum);
+}
+
+}  // namespace
+
+GeneratedTokenLogprobs ComputeLogprobs(std::span<const float> raw_logits, int32_t chosen,
+                                       int top_n) {
+  GeneratedTokenLogprobs result;
+  const double log_normaliser = LogNormaliser(raw_logits);
   auto logprob = [&](int32_t id) -> float {
     if (!InRange(id, raw_logits.size()) || !std::isfinite(raw_logits[id])) {
       return -std::numeric_limits<float>::infinity();
@@ -45,6 +50,14 @@ GeneratedTokenLogprobs ComputeLogprobs(std::span<const float> raw_logits, int32_
     for (size_t i = 0; i < n; ++i) result.top.push_back({ids[i], logprob(ids[i])});
   }
   return result;
+}
+
+void LogSoftmax(std::span<const float> raw_logits, std::span<double> out) {
+  const double log_normaliser = LogNormaliser(raw_logits);
+  for (size_t i = 0; i < raw_logits.size(); ++i) {
+    out[i] = std::isfinite(raw_logits[i]) ? raw_logits[i] - log_normaliser
+                                          : -std::numeric_limits<double>::infinity();
+  }
 }
 
 }  // namespace slotserve::engine

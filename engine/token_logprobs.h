@@ -14,4 +14,8 @@ namespace slotserve::engine {
 GeneratedTokenLogprobs ComputeLogprobs(std::span<const float> raw_logits, int32_t chosen,
                                        int top_n);
 
+// The log-softmax of a row of raw logits, in double (a non-finite logit gives -inf): beam
+// search's scores (beam_request.h). `out` has the row's size.
+void LogSoftmax(std::span<const float> raw_logits, std::span<double> out);
+
 }  // namespace slotserve::engine

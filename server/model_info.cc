@@ -36,6 +36,8 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   info.set_requests_running(stats.running);
   info.set_requests_queued(stats.queued);
   info.set_max_n(static_cast<uint32_t>(std::min(options.max_n, stats.slots_total)));
+  info.set_max_beam_width(
+      static_cast<uint32_t>(std::min(options.max_beam_width, stats.slots_total)));
   info.set_prefix_block(static_cast<uint32_t>(options.prefix_block));
   info.set_prefix_cache_bytes_limit(options.prefix_cache_bytes);
   info.set_session_memory_bytes_limit(options.session_memory_bytes);

@@ -83,6 +83,15 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
           "prompt must be set: give either text or token_ids, got neither");
   }
   parsed.sampling = ParseSampling(request.sampling());
+  // Beam search (the engine checks the bounds): width and n_best 0 mean 1 as the proto says.
+  parsed.beam.width = request.beam().width() == 0 ? 1 : request.beam().width();
+  parsed.beam.n_best = request.beam().n_best() == 0 ? 1 : request.beam().n_best();
+  parsed.beam.length_penalty = request.beam().length_penalty();
+  // A beam search is deterministic: an unset temperature is greedy's 0, not the default 1
+  // (one set to anything else is refused by the engine, quoting it).
+  if (parsed.beam.enabled() && !request.sampling().has_temperature()) {
+    parsed.sampling.temperature = 0.0f;
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(parsed.stopping, ParseStopping(request.stopping()));
   parsed.logprobs.enabled = request.logprobs().enabled();
   parsed.logprobs.top_n = request.logprobs().top_n();

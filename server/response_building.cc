@@ -49,6 +49,14 @@ void FillFinished(const engine::Finished& finished, const std::string& request_i
   proto->set_request_id(request_id);
   proto->set_choice_index(static_cast<uint32_t>(finished.choice_index));
   proto->set_session_handle(finished.session_handle);
+  for (const engine::BeamHypothesis& hypothesis : finished.hypotheses) {
+    v1::Hypothesis* entry = proto->add_hypotheses();
+    entry->mutable_ids()->Add(hypothesis.ids.begin(), hypothesis.ids.end());
+    entry->set_text(hypothesis.text);
+    entry->set_score(hypothesis.score);
+    entry->set_logprob_sum(hypothesis.logprob_sum);
+    entry->set_finish_reason(ToProtoFinishReason(hypothesis.reason));
+  }
   v1::Timings* timings = proto->mutable_timings();
   timings->set_queue_seconds(absl::ToDoubleSeconds(finished.timings.queue));
   timings->set_prefill_seconds(absl::ToDoubleSeconds(finished.timings.prefill));

@@ -72,6 +72,9 @@ ABSL_FLAG(std::string, prefix_cache_memory, "256MiB",
           "Host memory for prefix states, e.g. 256MiB or 2GiB (LRU); 0 = off");
 ABSL_FLAG(int, max_n, 16,
           "Most choices (GenerateRequest.n) one request may ask for; each holds a state slot");
+ABSL_FLAG(int, max_beam_width, 8,
+          "Widest beam search (GenerateRequest.beam.width) one request may ask for; each "
+          "hypothesis holds a state slot, so it is also capped by the slots");
 ABSL_FLAG(absl::Duration, session_ttl, absl::Minutes(30),
           "Sessions: how long a kept state lives since it was last stored or used (e.g. 30m)");
 ABSL_FLAG(std::string, session_memory, "1GiB",
@@ -287,6 +290,7 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.default_max_new_tokens = absl::GetFlag(FLAGS_default_max_new_tokens);
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
   scheduler.max_n = absl::GetFlag(FLAGS_max_n);
+  scheduler.max_beam_width = absl::GetFlag(FLAGS_max_beam_width);
   SLOTSERVE_ASSIGN_OR_RETURN(config.state_key, ReadStateKey(absl::GetFlag(FLAGS_state_key_file)));
   scheduler.session_ttl = absl::GetFlag(FLAGS_session_ttl);
   if (scheduler.session_ttl <= absl::ZeroDuration()) {

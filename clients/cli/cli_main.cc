@@ -52,7 +52,8 @@ constexpr char kUsage[] =
     "--temperature --top-k --top-p --min-p --repetition-penalty --presence-penalty\n"
     "--frequency-penalty --seed --max-new-tokens --min-new-tokens --stop --stop-token-ids\n"
     "--ignore-eos --logprobs N --token-ids --n N. Sessions: --keep-session (the summary\n"
-    "names the handle), --session HANDLE (continue it). Connection: --tls-ca FILE (TLS),\n"
+    "names the handle), --session HANDLE (continue it). Beam search: --beam N [--n-best K]\n"
+    "[--length-penalty A] prints the n-best with their scores. Connection: --tls-ca FILE (TLS),\n"
     "--tls-cert/"
     "--tls-key (client certificate), --tls-server-name, --api-key KEY (or\n"
     "$SLOTSERVE_API_KEY); see --help for all.";

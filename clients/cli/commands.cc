@@ -102,6 +102,21 @@ void PrintChoices(const std::map<uint32_t, std::string>& texts,
   }
 }
 
+// A beam search's n-best, best first: each after a "[hypothesis i: score ...]" line on stderr,
+// its text on stdout (as --n prints its choices).
+void PrintHypotheses(const v1::Finished& finished, GenerationPrinter& printer) {
+  for (int i = 0; i < finished.hypotheses_size(); ++i) {
+    const v1::Hypothesis& hypothesis = finished.hypotheses(i);
+    printer.StderrLine(
+        absl::StrFormat("[hypothesis %d: score %.6f, logprob sum %.6f, %d tokens, %s]", i,
+                        hypothesis.score(), hypothesis.logprob_sum(), hypothesis.ids_size(),
+                        FinishReasonText(hypothesis.finish_reason())));
+    printer.Text(hypothesis.text());
+  }
+}
+
+bool IsBeamSearch(const v1::GenerateRequest& request) { return request.beam().width() > 1; }
+
 }  // namespace
 
 int RunGenerate(const CliContext& context, const std::string& prompt) {
@@ -114,6 +129,8 @@ int RunGenerate(const CliContext& context, const std::string& prompt) {
       stub->Generate(&call, *request);
   v1::GenerateResponse response;
   const bool several = request->n() > 1;
+  // A beam's tokens arrive at the end as the best hypothesis, which the n-best list shows.
+  const bool beam = IsBeamSearch(*request);
   std::map<uint32_t, std::string> texts;  // by choice, when several
   std::map<uint32_t, v1::Finished> ends;
   GenerationPrinter printer(stdout, stderr);
@@ -123,7 +140,7 @@ int RunGenerate(const CliContext& context, const std::string& prompt) {
     } else if (response.has_tokens()) {
       if (several) {
         texts[response.tokens().choice_index()] += response.tokens().text();
-      } else {
+      } else if (!beam) {
         printer.Text(response.tokens().text());
       }
     }
@@ -135,6 +152,7 @@ int RunGenerate(const CliContext& context, const std::string& prompt) {
   grpc::Status status = reader->Finish();
   if (!context.json && several) PrintChoices(texts, ends, context.quiet, printer);
   if (!status.ok()) return Fail(status, context, printer);
+  if (!context.json && beam && !ends.empty()) PrintHypotheses(ends.begin()->second, printer);
   if (!context.json && !context.quiet && !several && !ends.empty()) {
     printer.StderrLine(Summary(ends.begin()->second));
   }
@@ -155,7 +173,11 @@ int RunComplete(const CliContext& context, const std::string& prompt) {
     return 0;
   }
   GenerationPrinter printer(stdout, stderr);
-  printer.Text(response.text());
+  if (IsBeamSearch(*request)) {
+    PrintHypotheses(response.finished(), printer);
+  } else {
+    printer.Text(response.text());
+  }
   if (!context.quiet) printer.StderrLine(Summary(response.finished()));
   return 0;
 }
@@ -180,7 +202,7 @@ int RunInfo(const CliContext& context) {
       "state slots:             %d free of %d (%d running, %d queued)\n"
       "backend:                 %s\n"
       "limits:                  prompt <= %u tokens, max_new_tokens <= %u (default %u), "
-      "n <= %u\n"
+      "n <= %u, beam width <= %u\n"
       "request state:           prefix block %u tokens, prefix cache %lld bytes, sessions "
       "%lld bytes (ttl %.0f s)\n",
       info.model().c_str(), info.architecture().c_str(), info.attention_kind().c_str(),
@@ -189,7 +211,8 @@ int RunInfo(const CliContext& context) {
       static_cast<long long>(info.state_bytes_per_request()), info.slots_free(), info.slots_total(),
       info.requests_running(), info.requests_queued(), info.backend().c_str(),
       info.max_prompt_tokens(), info.max_new_tokens_limit(), info.default_max_new_tokens(),
-      info.max_n(), info.prefix_block(), static_cast<long long>(info.prefix_cache_bytes_limit()),
+      info.max_n(), info.max_beam_width(), info.prefix_block(),
+      static_cast<long long>(info.prefix_cache_bytes_limit()),
       static_cast<long long>(info.session_memory_bytes_limit()), info.session_ttl_seconds());
   return 0;
 }

@@ -32,6 +32,13 @@ ABSL_FLAG(std::vector<std::string>, token_ids, {},
 ABSL_FLAG(std::string, request_id, "", "Label for the server's logs");
 ABSL_FLAG(std::optional<uint32_t>, n, std::nullopt,
           "Choices of the prompt, prefilled once; choice i samples with seed + i (generate)");
+ABSL_FLAG(std::optional<uint32_t>, beam, std::nullopt,
+          "Beam search with this many hypotheses (> 1; deterministic: no sampling flags); the "
+          "n-best are printed with their scores");
+ABSL_FLAG(std::optional<uint32_t>, n_best, std::nullopt,
+          "With --beam: how many finished hypotheses to print, best first (default 1)");
+ABSL_FLAG(std::optional<float>, length_penalty, std::nullopt,
+          "With --beam: score = logprob sum / length^A (default 0: the plain sum)");
 ABSL_FLAG(bool, keep_session, false,
           "Keep the final state on the server; the summary names the session handle");
 ABSL_FLAG(std::string, session, "",
@@ -88,6 +95,17 @@ absl::StatusOr<v1::GenerateRequest> BuildGenerateRequest(const std::string& prom
   stopping.set_ignore_eos(absl::GetFlag(FLAGS_ignore_eos));
 
   if (auto n = absl::GetFlag(FLAGS_n)) request.set_n(*n);
+  const std::optional<uint32_t> beam = absl::GetFlag(FLAGS_beam);
+  if ((absl::GetFlag(FLAGS_n_best) || absl::GetFlag(FLAGS_length_penalty)) && !beam) {
+    return absl::InvalidArgumentError("--n-best and --length-penalty need --beam");
+  }
+  if (beam) {
+    request.mutable_beam()->set_width(*beam);
+    if (auto n_best = absl::GetFlag(FLAGS_n_best)) request.mutable_beam()->set_n_best(*n_best);
+    if (auto penalty = absl::GetFlag(FLAGS_length_penalty)) {
+      request.mutable_beam()->set_length_penalty(*penalty);
+    }
+  }
   request.mutable_session()->set_keep(absl::GetFlag(FLAGS_keep_session));
   request.mutable_session()->set_handle(absl::GetFlag(FLAGS_session));
   if (!request.session().keep() && request.session().handle().empty()) request.clear_session();

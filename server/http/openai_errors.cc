@@ -24,7 +24,7 @@ std::optional<std::string> Payload(const absl::Status& status, absl::string_view
 // the message names no known field.
 std::optional<std::string> RenameEngineField(const ParamNames& names, std::string* message) {
   // Longest first where one name starts another (prompt_ids before prompt).
-  const std::array<std::pair<std::string_view, std::string_view>, 15> fields = {{
+  const std::array<std::pair<std::string_view, std::string_view>, 20> fields = {{
       {"sampling.temperature", "temperature"},
       {"sampling.top_k", "top_k"},
       {"sampling.top_p", "top_p"},
@@ -32,20 +32,31 @@ std::optional<std::string> RenameEngineField(const ParamNames& names, std::strin
       {"sampling.repetition_penalty", "repetition_penalty"},
       {"sampling.presence_penalty", "presence_penalty"},
       {"sampling.frequency_penalty", "frequency_penalty"},
+      {"sampling.seed", "seed"},
       {"stopping.max_new_tokens", names.max_tokens},
       {"stopping.min_new_tokens", "min_tokens"},
       {"stopping.stop_sequences", "stop"},
       {"stopping.stop_token_ids", "stop_token_ids"},
       {"logprobs.top_n", names.top_logprobs},
+      {"logprobs.enabled", "logprobs"},
       {"prompt_ids", names.prompt},
       {"prompt", names.prompt},
       {"n", "n"},
+      // Beam search: vLLM's names (openai_request.cc, ReadBeam).
+      {"beam.width", "best_of"},
+      {"beam.n_best", "n"},
+      {"beam.length_penalty", "length_penalty"},
   }};
   for (const auto& [engine_name, api_name] : fields) {
     if (message->compare(0, engine_name.size(), engine_name) != 0) continue;
     const size_t end = engine_name.size();
     if (end < message->size() && (*message)[end] != ' ' && (*message)[end] != '[') continue;
     message->replace(0, end, api_name);
+    // Beam search's refusals quote the width by its engine name ("... with beam.width = 4").
+    for (size_t at = message->find("beam.width"); at != std::string::npos;
+         at = message->find("beam.width", at)) {
+      message->replace(at, 10, "best_of");
+    }
     if (engine_name == "stopping.max_new_tokens") {
       // The engine's encoding of "unset" (0) is not this API's (leave max_tokens out).
       const size_t note = message->find(" (0 = the default");

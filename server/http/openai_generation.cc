@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "models/json_document.h"
+#include "server/http/beam_choices.h"
 #include "server/http/openai_errors.h"
 #include "server/http/openai_response.h"
 #include "server/http/token_event_queue.h"
@@ -178,9 +179,11 @@ void GenerationHandler::Handle(Endpoint endpoint, const httplib::Request& http_r
       ResponseHeader{response_id, absl::ToUnixSeconds(absl::Now()), model_.name}, model_.tokenizer);
   engine::GenerationRequest submitted = generation->request.generation;
   submitted.request_id = response_id;
+  std::shared_ptr<engine::GenerationSink> sink = generation->events;
+  if (submitted.beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
   std::string label;
   absl::StatusOr<engine::RequestId> id =
-      gateway_.SubmitParsed(std::move(submitted), generation->events, &label);
+      gateway_.SubmitParsed(std::move(submitted), std::move(sink), &label);
   if (!id.ok()) {
     SendError(id.status(), response, generation->request.names);
     return;

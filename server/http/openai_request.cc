@@ -21,6 +21,24 @@ absl::Status Invalid(absl::string_view param, absl::string_view message) {
   return ParamError(param, "invalid_value", message);
 }
 
+// vLLM's beam search parameters: use_beam_search, best_of (the beam width), n (the hypotheses
+// returned, as choices 0..n-1, best first) and length_penalty (0 when left out, as gRPC's:
+// the plain sum of logprobs). The engine checks their ranges and what beam search refuses
+// beside them; an unset temperature means 0 here, as over gRPC.
+absl::Status ReadBeam(JsonParams& params, int64_t n, int64_t best_of,
+                      engine::GenerationRequest* generation) {
+  if (best_of < 2) {
+    return Invalid("best_of", absl::StrCat("best_of (the beam width) must be > 1 with "
+                                           "\"use_beam_search\": true, got ",
+                                           best_of));
+  }
+  float length_penalty = 0.0f;
+  SLOTSERVE_RETURN_IF_ERROR(params.Float("length_penalty", &length_penalty));
+  generation->beam = {.width = best_of, .length_penalty = length_penalty, .n_best = n};
+  if (!params.Has("temperature")) generation->sampling.temperature = 0.0f;
+  return absl::OkStatus();
+}
+
 absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
   std::string asked;
   SLOTSERVE_RETURN_IF_ERROR(params.String("model", &asked));
@@ -34,13 +52,19 @@ absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
 
 // n: choices prefilled once and forked (DESIGN §9); its upper limit is the engine's
 // (--max-n), checked by Submit. best_of: only equal to n (ranking more candidates than are
-// returned is not supported).
+// returned is not supported), except under beam search (ReadBeam).
 absl::Status ReadChoices(JsonParams& params, engine::GenerationRequest* generation) {
   int64_t n = 1;
   SLOTSERVE_RETURN_IF_ERROR(params.Int("n", &n));
   if (n < 1) return Invalid("n", absl::StrCat("n must be >= 1, got ", n));
   int64_t best_of = n;
   SLOTSERVE_RETURN_IF_ERROR(params.Int("best_of", &best_of));
+  bool beam = false;
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("use_beam_search", &beam));
+  if (beam) return ReadBeam(params, n, best_of, generation);
+  if (params.Has("length_penalty")) {
+    return Invalid("length_penalty", "length_penalty needs \"use_beam_search\": true");
+  }
   if (best_of != n) {
     return Unsupported("best_of", absl::StrCat("best_of must equal n (", n,
                                                "): ranking more candidates than are returned "
@@ -302,7 +326,16 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
       EncodeText(model.chat_template->Render(messages, add_generation_prompt), "messages",
                  model.tokenizer, model.bos_id));
   std::vector<std::string>& stops = request.generation.stopping.stop_sequences;
-  stops.insert(stops.end(), model.chat_template->stop().begin(), model.chat_template->stop().end());
+  const std::vector<std::string>& template_stops = model.chat_template->stop();
+  if (request.generation.beam.enabled() && !template_stops.empty()) {
+    return Unsupported(
+        "use_beam_search",
+        absl::StrCat("beam search ends hypotheses at eos, stop_token_ids or the token limit, "
+                     "but this model's chat template ends a turn at the text ",
+                     models::JsonForMessage(template_stops.front()),
+                     ", which it cannot take; use /v1/completions"));
+  }
+  stops.insert(stops.end(), template_stops.begin(), template_stops.end());
 
   engine::LogprobOptions& logprobs = request.generation.logprobs;
   SLOTSERVE_RETURN_IF_ERROR(params.Bool("logprobs", &logprobs.enabled));

@@ -146,7 +146,10 @@ nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>
 std::vector<nlohmann::ordered_json> ResponseBuilder::StreamStart() const {
   std::vector<nlohmann::ordered_json> chunks;
   if (request_.endpoint != Endpoint::kChat) return chunks;
-  for (int64_t index = 0; index < std::max<int64_t>(request_.generation.n, 1); ++index) {
+  // A beam search answers with its n-best as choices (beam_choices.h).
+  const engine::GenerationRequest& generation = request_.generation;
+  const int64_t choices = generation.beam.enabled() ? generation.beam.n_best : generation.n;
+  for (int64_t index = 0; index < std::max<int64_t>(choices, 1); ++index) {
     nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
     chunk["choices"] =
         nlohmann::ordered_json::array({{{"index", index},

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "tests/integration/server_test.h"
 
@@ -97,6 +98,43 @@ TEST_F(CliTest, SeveralChoicesArePrintedWholeUnderTheirIndex) {
   EXPECT_EQ(cli.out, expected);
   EXPECT_TRUE(absl::StrContains(cli.err, "[choice 0]")) << cli.err;
   EXPECT_TRUE(absl::StrContains(cli.err, "[choice 1]")) << cli.err;
+}
+
+TEST_F(CliTest, BeamSearchPrintsTheNBestWithTheirScores) {
+  ASSERT_NO_FATAL_FAILURE(StartServer());
+  v1::GenerateRequest request;
+  request.set_text("In the beginning");
+  request.mutable_stopping()->set_max_new_tokens(6);
+  request.mutable_beam()->set_width(3);
+  request.mutable_beam()->set_n_best(2);
+  request.mutable_beam()->set_length_penalty(1.0f);
+  const StreamResult expected = Generate(*stub_, request);
+  ASSERT_TRUE(expected.status.ok()) << expected.status.error_message();
+  ASSERT_EQ(expected.finished->hypotheses_size(), 2);
+  for (const char* command : {"generate", "complete"}) {
+    const CommandResult cli = Cli({command, "--beam=3", "--n-best=2", "--length-penalty=1",
+                                   "--max-new-tokens=6", "In the beginning"});
+    ASSERT_EQ(cli.exit_status, 0) << command << ": " << cli.err;
+    // Each hypothesis's text on stdout, in order, after its score line on stderr.
+    EXPECT_EQ(cli.out,
+              expected.finished->hypotheses(0).text() + expected.finished->hypotheses(1).text())
+        << command;
+    for (int i = 0; i < 2; ++i) {
+      const v1::Hypothesis& h = expected.finished->hypotheses(i);
+      const std::string line = absl::StrFormat("[hypothesis %d: score %.6f, logprob sum %.6f, ", i,
+                                               h.score(), h.logprob_sum());
+      EXPECT_TRUE(absl::StrContains(cli.err, line)) << command << ": " << line << " in " << cli.err;
+    }
+  }
+  const CommandResult sampled =
+      Cli({"generate", "--beam=3", "--temperature=0.8", "--max-new-tokens=4", "In the beginning"});
+  EXPECT_EQ(sampled.exit_status, 1);
+  EXPECT_TRUE(absl::StrContains(sampled.err, "sampling.temperature must be 0 or unset"))
+      << sampled.err;
+  const CommandResult no_beam = Cli({"generate", "--n-best=2", "In the beginning"});
+  EXPECT_EQ(no_beam.exit_status, 2);
+  EXPECT_TRUE(absl::StrContains(no_beam.err, "--n-best and --length-penalty need --beam"))
+      << no_beam.err;
 }
 
 TEST_F(CliTest, SessionsAreKeptContinuedAndMovedAsBytes) {

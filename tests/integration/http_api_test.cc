@@ -159,18 +159,10 @@ TEST_F(HttpApiTest, SeveralChoicesEachEqualTheSingleRequestWithTheirSeed) {
   const SseResult stream = PostStream(port(), "/v1/completions", streamed);
   ASSERT_EQ(stream.status, 200) << stream.raw;
   ASSERT_TRUE(stream.done && stream.well_formed) << stream.raw;
-  std::vector<std::string> texts(3);
-  std::vector<int> finishes(3, 0);
-  for (const json& event : stream.events) {
-    for (const json& choice : event["choices"]) {
-      const int index = choice["index"];
-      ASSERT_TRUE(index >= 0 && index < 3) << event.dump();
-      texts[index] += choice["text"].get<std::string>();
-      if (!choice["finish_reason"].is_null()) ++finishes[index];
-    }
-  }
-  EXPECT_EQ(texts, expected);
-  EXPECT_EQ(finishes, std::vector<int>({1, 1, 1}));
+  const StreamedChoices choices = SplitChoices(stream, 3);
+  EXPECT_TRUE(choices.indexes_in_range) << stream.raw;
+  EXPECT_EQ(choices.texts, expected);
+  EXPECT_EQ(choices.finishes, std::vector<int>({1, 1, 1}));
   EXPECT_EQ(stream.events.back()["usage"]["completion_tokens"], 36);
 
   // Every choice's slot is back once the answers are in.

@@ -91,4 +91,22 @@ SseResult PostStream(int port, const std::string& path, const nlohmann::json& bo
   return result;
 }
 
+StreamedChoices SplitChoices(const SseResult& stream, int choices) {
+  StreamedChoices split;
+  split.texts.resize(choices);
+  split.finishes.assign(choices, 0);
+  for (const nlohmann::json& event : stream.events) {
+    for (const nlohmann::json& choice : event["choices"]) {
+      const int index = choice["index"];
+      if (index < 0 || index >= choices) {
+        split.indexes_in_range = false;
+        continue;
+      }
+      split.texts[index] += choice["text"].get<std::string>();
+      if (!choice["finish_reason"].is_null()) ++split.finishes[index];
+    }
+  }
+  return split;
+}
+
 }  // namespace slotserve::testing

@@ -40,4 +40,14 @@ struct SseResult {
 SseResult PostStream(int port, const std::string& path, const nlohmann::json& body,
                      const std::function<bool(const nlohmann::json&)>& on_event = nullptr);
 
+// A completions stream of `choices` choices taken apart by "index": each choice's text, and how
+// many of its chunks set a finish_reason. `indexes_in_range` is false when a chunk named an
+// index outside [0, choices) (it is then left out).
+struct StreamedChoices {
+  std::vector<std::string> texts;
+  std::vector<int> finishes;
+  bool indexes_in_range = true;
+};
+StreamedChoices SplitChoices(const SseResult& stream, int choices);
+
 }  // namespace slotserve::testing

@@ -24,13 +24,14 @@ from slotserve.errors import (
     UnauthenticatedError,
     UnavailableError,
 )
-from slotserve.results import Chunk, Completion, Finished, Timings, TokenLogprob
+from slotserve.results import Chunk, Completion, Finished, Hypothesis, Timings, TokenLogprob
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AsyncClient", "AsyncGenerationStream", "CancelledError", "Chunk", "Client", "Completion",
     "DeadlineExceededError", "FailedPreconditionError", "Finished", "GenerationStream",
-    "InvalidArgumentError", "NotFoundError", "ResourceExhaustedError", "SlotServeError", "Timings",
-    "TokenLogprob", "UnauthenticatedError", "UnavailableError", "errors",
+    "Hypothesis", "InvalidArgumentError", "NotFoundError", "ResourceExhaustedError",
+    "SlotServeError", "Timings", "TokenLogprob", "UnauthenticatedError", "UnavailableError",
+    "errors",
 ]

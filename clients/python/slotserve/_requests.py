@@ -17,18 +17,28 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
                   top_k=None, top_p=None, min_p=None, repetition_penalty=None,
                   presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
                   stop_token_ids=None, ignore_eos=False, logprobs=None, request_id="", n=None,
-                  keep_session=False, session=None):
+                  keep_session=False, session=None, beam_width=None, n_best=None,
+                  length_penalty=None):
     """The request for `prompt` (text, or a list of token ids used as given). Unset options take
     the server's defaults. `logprobs`: None for none, N for each token's log probability and its
     N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them.
     `n`: choices of one prompt, prefilled once (choice i samples with seed + i). `session`: a
     handle to continue (only the new prompt is prefilled); `keep_session`: keep the final state
-    (Finished.session_handle names it)."""
+    (Finished.session_handle names it). `beam_width` > 1: beam search instead of sampling
+    (deterministic: the server refuses sampling options beside it); the best hypothesis streams
+    as one chunk at the end and Finished.hypotheses holds the `n_best` best, each with its
+    `length_penalty`-ed score (score = logprob_sum / length ** length_penalty)."""
     request = pb.GenerateRequest(request_id=request_id)
     if n is not None:
         request.n = n
     if keep_session:
         request.session.keep = True
+    if beam_width is not None:
+        request.beam.width = beam_width
+    if n_best is not None:
+        request.beam.n_best = n_best
+    if length_penalty is not None:
+        request.beam.length_penalty = length_penalty
     if session is not None:
         request.session.handle = session
     if isinstance(prompt, str):
@@ -79,7 +89,10 @@ def finished(message):
         seed=message.seed, request_id=message.request_id,
         timings=results.Timings(t.queue_seconds, t.prefill_seconds, t.first_token_seconds,
                               t.total_seconds),
-        choice_index=message.choice_index, session_handle=message.session_handle)
+        choice_index=message.choice_index, session_handle=message.session_handle,
+        hypotheses=[results.Hypothesis(list(h.ids), h.text, h.score, h.logprob_sum,
+                                       _FINISH_REASONS.get(h.finish_reason, "unspecified"))
+                    for h in message.hypotheses])
 
 
 def completion(response):

@@ -34,6 +34,19 @@ class Timings:
 
 
 @dataclass
+class Hypothesis:
+    """One finished beam-search hypothesis: its generated tokens and text, its score
+    (logprob_sum / len(token_ids) ** length_penalty) and the plain sum of its tokens' log
+    probabilities, and how it ended ("length", "eos")."""
+
+    token_ids: List[int]
+    text: str
+    score: float
+    logprob_sum: float
+    finish_reason: str
+
+
+@dataclass
 class Finished:
     """How a generation ended. finish_reason: "length", "eos", "stop_sequence" or
     "cancelled"."""
@@ -46,6 +59,8 @@ class Finished:
     timings: Timings
     choice_index: int = 0  # which choice ended
     session_handle: str = ""  # the session keeping the final state (keep_session), else ""
+    # Beam search (beam_width > 1): the n_best finished hypotheses, best first.
+    hypotheses: List[Hypothesis] = field(default_factory=list)
 
 
 @dataclass

@@ -1,5 +1,6 @@
 """The Python client (clients/python, package slotserve) against a real slotserve-server:
-sync and asyncio streaming generate, complete, info, health, typed errors and cancellation.
+sync and asyncio streaming generate, complete, info, health, typed errors, cancellation and
+beam search.
 
     SLOTSERVE_SERVER=build/server/slotserve-server SLOTSERVE_MODEL=build/test-models/tiny-abc \
     PYTHONPATH=build/clients/python python3 -m unittest -v test_python_client
@@ -184,6 +185,62 @@ class SyncClientTest(unittest.TestCase):
         self.assertTrue(wait_for(lambda: pool_is_full(self.client), 10))
         for client in clients:
             client.close()
+
+
+class BeamSearchTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server("--max-slots=4")
+        cls.client = slotserve.Client(cls.server.address, timeout=60)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.client.close()
+        assert cls.server.stop() == 0, cls.server.output()
+
+    def test_the_best_streams_once_and_finished_holds_the_n_best(self):
+        options = dict(beam_width=3, n_best=2, length_penalty=0.5, max_new_tokens=8,
+                       ignore_eos=True)
+        with self.client.generate("In the beginning", **options) as stream:
+            chunks = list(stream)
+        self.assertEqual(len(chunks), 1, "beam tokens arrive once, when the search ends")
+        hypotheses = stream.finished.hypotheses
+        self.assertEqual(len(hypotheses), 2)
+        self.assertIsInstance(hypotheses[0], slotserve.Hypothesis)
+        self.assertEqual(chunks[0].token_ids, hypotheses[0].token_ids)
+        self.assertEqual(chunks[0].text, hypotheses[0].text)
+        self.assertGreaterEqual(hypotheses[0].score, hypotheses[1].score)
+        self.assertNotEqual(hypotheses[0].token_ids, hypotheses[1].token_ids)
+        for hypothesis in hypotheses:
+            self.assertEqual(len(hypothesis.token_ids), 8)
+            self.assertEqual(hypothesis.finish_reason, "length")
+            self.assertAlmostEqual(hypothesis.score, hypothesis.logprob_sum / 8 ** 0.5, places=9)
+        whole = self.client.complete("In the beginning", **options)
+        self.assertEqual(whole.text, hypotheses[0].text)
+        self.assertEqual(whole.finished.hypotheses, hypotheses)
+        self.assertTrue(wait_for(lambda: pool_is_full(self.client), 10))
+
+    def test_refusals_name_the_option_and_info_reports_the_widest_beam(self):
+        self.assertEqual(self.client.info().max_beam_width, 4)
+        with self.assertRaises(slotserve.InvalidArgumentError) as refused:
+            self.client.complete("In the beginning", beam_width=3, temperature=0.9)
+        self.assertIn("sampling.temperature must be 0 or unset", str(refused.exception))
+        with self.assertRaises(slotserve.InvalidArgumentError) as refused:
+            self.client.complete("In the beginning", beam_width=5)
+        self.assertIn("beam.width must be in [1, 4]", str(refused.exception))
+        with self.assertRaises(slotserve.InvalidArgumentError) as refused:
+            self.client.complete("In the beginning", beam_width=2, n_best=3)
+        self.assertIn("beam.n_best must be in [1, beam.width = 2], got 3", str(refused.exception))
+
+    def test_async_client_returns_the_hypotheses_too(self):
+        async def run():
+            async with slotserve.AsyncClient(self.server.address, timeout=60) as client:
+                return await client.complete("And God said", beam_width=2, n_best=2,
+                                             max_new_tokens=5, ignore_eos=True)
+
+        whole = asyncio.run(run())
+        self.assertEqual(len(whole.finished.hypotheses), 2)
+        self.assertEqual(whole.text, whole.finished.hypotheses[0].text)
 
 
 class LargeStateTest(unittest.TestCase):

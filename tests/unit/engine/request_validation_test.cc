@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
@@ -113,6 +114,75 @@ TEST(RequestValidationTest, MessagesNameTheField) {
     EXPECT_NE(status.message().find(bad.message_part), std::string::npos)
         << bad.name << ": " << status;
   }
+}
+
+TEST(RequestValidationTest, BeamSearchRefusesWhatContradictsItQuotingTheValue) {
+  RequestLimits limits = Limits();
+  limits.max_beam_width = 4;
+  limits.max_n = 4;
+  limits.has_tokenizer = true;
+  auto beam = [](GenerationRequest& r) { r.beam = {.width = 3, .n_best = 2}; };
+  GenerationRequest good = Good();
+  beam(good);
+  good.beam.length_penalty = -0.5;
+  good.stopping.stop_token_ids = {7};
+  good.stopping.min_new_tokens = 2;
+  EXPECT_TRUE(ValidateGenerationRequest(good, limits).ok());
+  const std::vector<BadField> cases = {
+      {"width", [](auto& r) { r.beam.width = 5; }, absl::StatusCode::kInvalidArgument,
+       "beam.width must be in [1, 4] (the server's --max-beam-width, capped by its slots), got 5"},
+      {"width zero", [](auto& r) { r.beam.width = 0; }, absl::StatusCode::kInvalidArgument,
+       "beam.width must be in [1, 4]"},
+      {"n_best", [](auto& r) { r.beam.n_best = 4; }, absl::StatusCode::kInvalidArgument,
+       "beam.n_best must be in [1, beam.width = 3], got 4"},
+      {"length_penalty", [](auto& r) { r.beam.length_penalty = NAN; },
+       absl::StatusCode::kInvalidArgument, "beam.length_penalty must be finite, got nan"},
+      {"n", [](auto& r) { r.n = 2; }, absl::StatusCode::kInvalidArgument,
+       "n must be 1 with beam.width = 3 (the n-best hypotheses come back in one stream), got 2"},
+      {"temperature", [](auto& r) { r.sampling.temperature = 0.7f; },
+       absl::StatusCode::kInvalidArgument,
+       "sampling.temperature must be 0 or unset with beam.width = 3 (beam search is "
+       "deterministic), got 0.7"},
+      {"top_k", [](auto& r) { r.sampling.top_k = 5; }, absl::StatusCode::kInvalidArgument,
+       "sampling.top_k must be 0 with beam.width = 3 (beam search is deterministic), got 5"},
+      {"top_p", [](auto& r) { r.sampling.top_p = 0.9f; }, absl::StatusCode::kInvalidArgument,
+       "sampling.top_p must be 1 or unset with beam.width = 3"},
+      {"min_p", [](auto& r) { r.sampling.min_p = 0.5f; }, absl::StatusCode::kInvalidArgument,
+       "sampling.min_p must be 0 with beam.width = 3 (beam search is deterministic), got 0.5"},
+      {"repetition", [](auto& r) { r.sampling.repetition_penalty = 1.5f; },
+       absl::StatusCode::kInvalidArgument, "sampling.repetition_penalty must be 1 or unset"},
+      {"presence", [](auto& r) { r.sampling.presence_penalty = 1; },
+       absl::StatusCode::kInvalidArgument, "sampling.presence_penalty must be 0"},
+      {"frequency", [](auto& r) { r.sampling.frequency_penalty = -1; },
+       absl::StatusCode::kInvalidArgument, "sampling.frequency_penalty must be 0"},
+      {"seed", [](auto& r) { r.sampling.seed = 42; }, absl::StatusCode::kInvalidArgument,
+       "sampling.seed must be unset with beam.width = 3 (beam search is deterministic), got 42"},
+      {"logprobs", [](auto& r) { r.logprobs.enabled = true; }, absl::StatusCode::kInvalidArgument,
+       "logprobs.enabled must be false with beam.width = 3"},
+      {"stop sequences", [](auto& r) { r.stopping.stop_sequences = {"amen"}; },
+       absl::StatusCode::kInvalidArgument,
+       "stopping.stop_sequences must be empty with beam.width = 3 (hypotheses end at eos, "
+       "stop_token_ids or max_new_tokens), got 1 sequence(s), the first \"amen\""},
+      {"session keep", [](auto& r) { r.session.keep = true; }, absl::StatusCode::kInvalidArgument,
+       "session must be unset with beam.width = 3"},
+      {"session handle", [](auto& r) { r.session.handle = "s-1"; },
+       absl::StatusCode::kInvalidArgument, "got handle s-1"},
+  };
+  for (const BadField& bad : cases) {
+    GenerationRequest request = Good();
+    beam(request);
+    bad.spoil(request);
+    const absl::Status status = ValidateGenerationRequest(request, limits);
+    EXPECT_EQ(status.code(), bad.code) << bad.name << ": " << status;
+    EXPECT_NE(status.message().find(bad.message_part), std::string::npos)
+        << bad.name << ": " << status;
+  }
+  // Width 1 is no beam search: sampling options are the request's own.
+  GenerationRequest sampled = Good();
+  sampled.beam.width = 1;
+  sampled.sampling.temperature = 0.8f;
+  sampled.sampling.seed = 3;
+  EXPECT_TRUE(ValidateGenerationRequest(sampled, limits).ok());
 }
 
 TEST(RequestValidationTest, CountsAreQuotedAsSentNotClamped) {

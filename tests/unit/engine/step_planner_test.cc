@@ -63,6 +63,16 @@ TEST(PlanStepTest, PromptChunksGetWhatTheDecodeBatchLeavesOfTheBudget) {
   EXPECT_EQ(Chunks(plan), (ChunkList{{2, 7}}));
 }
 
+TEST(PlanStepTest, ABeamSearchsHypothesesEachTakeADecodeRowOfTheBudget) {
+  // Budget 10 - (1 + 4 beam rows) = 5: the prompt's chunk of 8 is cut to 5.
+  RunningRequestView beam = Decoding();
+  beam.decode_rows = 4;
+  const std::vector<RunningRequestView> running = {Decoding(), beam, Prompt(20)};
+  const StepPlan plan = PlanStep(running, {.token_budget = 10, .prefill_chunk = 8});
+  EXPECT_EQ(plan.decode, (std::vector<size_t>{0, 1}));
+  EXPECT_EQ(Chunks(plan), (ChunkList{{2, 5}}));
+}
+
 TEST(PlanStepTest, ChunksRunInAdmissionOrderWhileTheBudgetLasts) {
   const std::vector<RunningRequestView> running = {Prompt(4), Prompt(6), Prompt(3), Prompt(9)};
   const StepPlan plan = PlanStep(running, {.token_budget = 12, .prefill_chunk = 100});

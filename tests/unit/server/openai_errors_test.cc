@@ -47,6 +47,17 @@ TEST(OpenAiErrorsTest, EngineFieldsAreRenamedOnlyAtTheStartOfTheMessage) {
   error = ToApiError(absl::InvalidArgumentError(
       "stopping.max_new_tokens must be in [1, 4096] (0 = the default, 128), got 5000"));
   EXPECT_EQ(error.message, "max_tokens must be in [1, 4096], got 5000");
+  // Beam search's fields take vLLM's names, also where a message quotes the width.
+  error =
+      ToApiError(absl::InvalidArgumentError("beam.n_best must be in [1, beam.width = 3], got 4"));
+  EXPECT_EQ(error.param, "n");
+  EXPECT_EQ(error.message, "n must be in [1, best_of = 3], got 4");
+  error = ToApiError(
+      absl::InvalidArgumentError("sampling.seed must be unset with beam.width = 2 (beam search "
+                                 "is deterministic), got 9"));
+  EXPECT_EQ(error.param, "seed");
+  EXPECT_EQ(error.message,
+            "seed must be unset with best_of = 2 (beam search is deterministic), got 9");
 }
 
 TEST(OpenAiErrorsTest, ParamErrorsCarryTheirParameterAndCode) {

@@ -119,6 +119,49 @@ TEST_F(OpenAiRequestTest, SeveralChoicesReachTheEngineAsN) {
   EXPECT_EQ(Completion({{"prompt", "x"}}).generation.n, 1);
 }
 
+// vLLM's beam search parameters: best_of is the width, n the hypotheses returned as choices.
+TEST_F(OpenAiRequestTest, BeamSearchReachesTheEngineAsBeamOptions) {
+  const OpenAiRequest beam = Completion({{"prompt", "x"},
+                                         {"use_beam_search", true},
+                                         {"best_of", 4},
+                                         {"n", 2},
+                                         {"length_penalty", 0.5}});
+  EXPECT_EQ(beam.generation.beam.width, 4);
+  EXPECT_EQ(beam.generation.beam.n_best, 2);
+  EXPECT_EQ(beam.generation.beam.length_penalty, 0.5);
+  EXPECT_EQ(beam.generation.n, 1);  // one search; its n-best become the choices
+  EXPECT_EQ(beam.generation.sampling.temperature, 0.0f);  // unset: deterministic
+  // Chat: refused when the template ends a turn at text (beam search takes no stop sequence),
+  // as the default template does; served with one that does not.
+  const json chat = {{"messages", {{{"role", "user"}, {"content", "x"}}}},
+                     {"use_beam_search", true},
+                     {"best_of", 3}};
+  EXPECT_EQ(ChatError(chat).param, "use_beam_search");
+  absl::StatusOr<ChatTemplate> no_stop = ChatTemplate::Parse(
+      R"({"format": "slotserve-chat-template", "format_version": 1,
+          "messages": {"user": "Q: {content}\n"}, "generation_prompt": "A:"})",
+      "test template");
+  ASSERT_TRUE(no_stop.ok()) << no_stop.status();
+  ServedModel stopless = model_;
+  stopless.chat_template = &*no_stop;
+  absl::StatusOr<OpenAiRequest> served = ParseChatRequest(chat, stopless);
+  ASSERT_TRUE(served.ok()) << served.status();
+  EXPECT_EQ(served->generation.beam.width, 3);
+  EXPECT_EQ(served->generation.beam.n_best, 1);
+  EXPECT_EQ(served->generation.beam.length_penalty, 0.0);
+  EXPECT_FALSE(Completion({{"prompt", "x"}, {"use_beam_search", false}}).generation.beam.enabled());
+
+  ApiError error = CompletionError({{"prompt", "x"}, {"use_beam_search", true}});
+  EXPECT_EQ(error.param, "best_of");
+  EXPECT_EQ(error.message,
+            "best_of (the beam width) must be > 1 with \"use_beam_search\": true, got 1");
+  error = CompletionError({{"prompt", "x"}, {"length_penalty", 1.0}});
+  EXPECT_EQ(error.param, "length_penalty");
+  EXPECT_EQ(error.message, "length_penalty needs \"use_beam_search\": true");
+  error = CompletionError({{"prompt", "x"}, {"use_beam_search", "yes"}});
+  EXPECT_EQ(error.param, "use_beam_search");
+}
+
 TEST_F(OpenAiRequestTest, TokenIdPromptsAreUsedAsGivenAndNullMeansUnset) {
   const OpenAiRequest request = Completion({{"prompt", {5, 6, 7}},
                                             {"temperature", nullptr},
@@ -253,6 +296,7 @@ TEST_F(OpenAiRequestTest, EngineValidationErrorsNameTheOpenAiParameter) {
                                      .max_stop_sequence_bytes = 8,
                                      .max_top_logprobs = 5,
                                      .max_n = 4,
+                                     .max_beam_width = 4,
                                      .has_tokenizer = true};
   struct Case {
     json body;
@@ -303,6 +347,18 @@ TEST_F(OpenAiRequestTest, EngineValidationErrorsNameTheOpenAiParameter) {
        Endpoint::kCompletions,
        "n",
        "n must be in [1, 4], got 5"},
+      {{{"prompt", "x"}, {"use_beam_search", true}, {"best_of", 5}},
+       Endpoint::kCompletions,
+       "best_of",
+       "best_of must be in [1, 4]"},
+      {{{"prompt", "x"}, {"use_beam_search", true}, {"best_of", 3}, {"n", 4}},
+       Endpoint::kCompletions,
+       "n",
+       "n must be in [1, best_of = 3], got 4"},
+      {{{"prompt", "x"}, {"use_beam_search", true}, {"best_of", 3}, {"temperature", 0.5}},
+       Endpoint::kCompletions,
+       "temperature",
+       "temperature must be 0 or unset with best_of = 3 (beam search is deterministic), got 0.5"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.body.dump());

@@ -128,5 +128,32 @@ TEST(RequestParsingTest, TextNeedsATokenizer) {
   EXPECT_EQ(Parse(request).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST(RequestParsingTest, BeamOptionsAreCarriedOverAndUnsetTemperatureIsGreedy) {
+  v1::GenerateRequest request = WithTokenIds({5});
+  request.mutable_beam()->set_width(4);
+  request.mutable_beam()->set_n_best(2);
+  request.mutable_beam()->set_length_penalty(0.75f);
+  absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->beam.width, 4);
+  EXPECT_EQ(parsed->beam.n_best, 2);
+  EXPECT_EQ(parsed->beam.length_penalty, 0.75);
+  EXPECT_EQ(parsed->sampling.temperature, 0.0f);  // a beam search is deterministic
+  // A temperature the client set is passed on, for the engine to refuse quoting it.
+  request.mutable_sampling()->set_temperature(0.7f);
+  parsed = Parse(request);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->sampling.temperature, 0.7f);
+}
+
+TEST(RequestParsingTest, UnsetBeamIsNoBeamSearch) {
+  absl::StatusOr<engine::GenerationRequest> parsed = Parse(WithTokenIds({5}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->beam.width, 1);
+  EXPECT_EQ(parsed->beam.n_best, 1);
+  EXPECT_FALSE(parsed->beam.enabled());
+  EXPECT_EQ(parsed->sampling.temperature, engine::GenerationRequest().sampling.temperature);
+}
+
 }  // namespace
 }  // namespace slotserve::server

@@ -58,6 +58,32 @@ TEST(ResponseBuildingTest, FinishedCarriesCountsSeedTimingsAndReason) {
   EXPECT_DOUBLE_EQ(proto.timings().total_seconds(), 0.009);
 }
 
+TEST(ResponseBuildingTest, FinishedCarriesBeamHypothesesInOrder) {
+  engine::Finished finished;
+  finished.hypotheses.push_back({.ids = {4, 2},
+                                 .text = "a b",
+                                 .score = -0.25,
+                                 .logprob_sum = -0.5,
+                                 .reason = engine::FinishReason::kEos});
+  finished.hypotheses.push_back({.ids = {4, 5, 6},
+                                 .text = "a cd",
+                                 .score = -0.5,
+                                 .logprob_sum = -1.5,
+                                 .reason = engine::FinishReason::kLength});
+  v1::Finished proto;
+  FillFinished(finished, "req-2", &proto);
+  ASSERT_EQ(proto.hypotheses_size(), 2);
+  EXPECT_EQ(
+      std::vector<int32_t>(proto.hypotheses(0).ids().begin(), proto.hypotheses(0).ids().end()),
+      (std::vector<int32_t>{4, 2}));
+  EXPECT_EQ(proto.hypotheses(0).text(), "a b");
+  EXPECT_DOUBLE_EQ(proto.hypotheses(0).score(), -0.25);
+  EXPECT_DOUBLE_EQ(proto.hypotheses(0).logprob_sum(), -0.5);
+  EXPECT_EQ(proto.hypotheses(0).finish_reason(), v1::FINISH_REASON_EOS);
+  EXPECT_EQ(proto.hypotheses(1).text(), "a cd");
+  EXPECT_EQ(proto.hypotheses(1).finish_reason(), v1::FINISH_REASON_LENGTH);
+}
+
 TEST(ResponseBuildingTest, EveryFinishReasonHasAProtoReason) {
   EXPECT_EQ(ToProtoFinishReason(engine::FinishReason::kLength), v1::FINISH_REASON_LENGTH);
   EXPECT_EQ(ToProtoFinishReason(engine::FinishReason::kEos), v1::FINISH_REASON_EOS);
