@@ -102,6 +102,10 @@ int64_t StateBytesPerRequest(const ModelConfig& config);
 // for a kind whose memory is the context).
 int64_t StateBytesAtContext(const ModelConfig& config, int context);
 
+// rfa's feature options (feature_scale, eps, norm_eps, layout), shared by the self-attention
+// kind and the encoder–decoder's rfa cross attention (which has no gate).
+absl::Status ParseRandomFeatureOptions(JsonFields& fields, AttentionConfig& attention);
+
 // The names of the input projections, in fused column order.
 std::vector<std::string> InputProjectionNames(const ModelConfig& config);
 // Every tensor of one layer's attention: the input projections, the constants, o_proj.
