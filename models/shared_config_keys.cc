@@ -117,4 +117,13 @@ absl::StatusOr<std::string> ReadConfigFile(const std::filesystem::path& path) {
   return text.str();
 }
 
+absl::StatusOr<std::string> ReadConfigFormat(const std::filesystem::path& path) {
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(path));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document, ParseJsonDocument(text, path.string()));
+  if (!document.is_object()) return std::string();
+  const auto format = document.find("format");
+  if (format == document.end() || !format->is_string()) return std::string();
+  return format->get<std::string>();
+}
+
 }  // namespace slotserve::models

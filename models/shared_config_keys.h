@@ -42,6 +42,11 @@ absl::Status ParseSharedTopLevelKeys(JsonFields& fields, ModelConfig& config);
 absl::Status ParseAttentionObject(const nlohmann::json& object, const std::string& source,
                                   const std::string& path_prefix, AttentionConfig& attention);
 
+// config.json's "format" string, to choose the parser; "" when the file holds no string
+// "format" (the parser then says what is wrong). Errors only for an unreadable or
+// unparsable file.
+absl::StatusOr<std::string> ReadConfigFormat(const std::filesystem::path& path);
+
 // The text of a config file, refusing a missing or implausibly large one.
 absl::StatusOr<std::string> ReadConfigFile(const std::filesystem::path& path);
 

@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "models/finite_weights.h"
+#include "models/language_model.h"
 #include "tests/unit/models/test_model_dir.h"
 
 namespace slotserve::models {
@@ -100,6 +101,28 @@ TEST_F(Seq2seqWeightsRefusalTest, RefusesAnExtraTensorByName) {
                                   "encoder-decoder model with abc self-attention and luna cross "
                                   "attention with this config.json has no such tensor"),
             std::string::npos);
+}
+
+// LanguageModel::Load recognises the format, checks the directory as strictly as a decoder-only
+// one, and says plainly that this build cannot run it.
+TEST_F(Seq2seqWeightsRefusalTest, LoadChecksTheDirectoryAndRefusesToRunIt) {
+  auto golden = LanguageModel::Load(kGoldenDir / "convluna_conv_abc", kernels::Backend::kCpu);
+  ASSERT_FALSE(golden.ok());
+  EXPECT_EQ(golden.status().code(), absl::StatusCode::kUnimplemented) << golden.status();
+  EXPECT_NE(golden.status().message().find("cannot run encoder-decoder models yet"),
+            std::string::npos);
+
+  std::filesystem::copy_file(kGoldenDir / "convluna_conv_abc" / "config.json",
+                             dir_.path() / "config.json");
+  std::vector<TensorSpec> tensors = golden_;
+  std::erase_if(tensors, [](const TensorSpec& t) { return t.name == "encoder.final_norm.bias"; });
+  testing::WriteFile(dir_.path() / "model.safetensors", testing::SafetensorsBytes(tensors));
+  auto broken = LanguageModel::Load(dir_.path(), kernels::Backend::kCpu);
+  ASSERT_FALSE(broken.ok());
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(broken.status().message().find("missing tensor encoder.final_norm.bias"),
+            std::string::npos)
+      << broken.status();
 }
 
 }  // namespace
