@@ -4,7 +4,8 @@
 // Per layer the memory is K [capacity x heads*d], V [capacity x heads*d] (in this order, the
 // softmax KV cache's layout). The rows in use are the first `capacity`, or, for a memory as
 // long as the source, the count stored as a float at `length_offset` floats from the slot's
-// start (exact: the count is far below 2^24), so the slot alone says what it holds.
+// start (exact: the count is far below 2^24), so the slot alone says what it holds. The
+// count must be >= 1 (Encode refuses an empty source).
 // out[h] = softmax(q_h K_hᵀ / sqrt(d)) V_h; the memory is only read.
 #pragma once
 
