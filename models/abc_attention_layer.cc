@@ -22,7 +22,7 @@ class AbcAttentionLayer final
 
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(
     const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& /*file*/,
-    int /*layer*/) {
+    const std::string& /*attention_prefix*/) {
   return std::make_unique<AbcAttentionLayer>(config, backend);
 }
 

@@ -14,6 +14,26 @@
 #include "models/json_fields.h"
 
 namespace slotserve::models {
+
+absl::Status ParseRandomFeatureOptions(JsonFields& fields, AttentionConfig& attention) {
+  SLOTSERVE_ASSIGN_OR_RETURN(const double feature_scale, fields.Number("feature_scale"));
+  if (static_cast<float>(feature_scale) == 0) return fields.Error("feature_scale", "must not be 0");
+  SLOTSERVE_ASSIGN_OR_RETURN(const double eps, fields.Number("eps"));
+  if (static_cast<float>(eps) <= 0) {
+    return fields.Error("eps", absl::StrCat("must be > 0, got ", eps));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(const double norm_eps, fields.Number("norm_eps"));
+  if (static_cast<float>(norm_eps) <= 0) {
+    return fields.Error("norm_eps", absl::StrCat("must be > 0, got ", norm_eps));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(const int layout, fields.Choice("layout", {"concat", "interleave"}));
+  attention.feature_scale = static_cast<float>(feature_scale);
+  attention.eps = static_cast<float>(eps);
+  attention.norm_eps = static_cast<float>(norm_eps);
+  attention.interleave = layout == 1;
+  return absl::OkStatus();
+}
+
 namespace {
 
 // Upper bounds that keep every derived size (weights, state, scratch) far from integer
@@ -42,22 +62,7 @@ std::vector<InputProjection> AbcInputProjections(const ModelConfig& config) {
 
 absl::Status ParseRfaOptions(JsonFields& fields, AttentionConfig& attention) {
   SLOTSERVE_ASSIGN_OR_RETURN(attention.gate, fields.Bool("gate"));
-  SLOTSERVE_ASSIGN_OR_RETURN(const double feature_scale, fields.Number("feature_scale"));
-  if (static_cast<float>(feature_scale) == 0) return fields.Error("feature_scale", "must not be 0");
-  SLOTSERVE_ASSIGN_OR_RETURN(const double eps, fields.Number("eps"));
-  if (static_cast<float>(eps) <= 0) {
-    return fields.Error("eps", absl::StrCat("must be > 0, got ", eps));
-  }
-  SLOTSERVE_ASSIGN_OR_RETURN(const double norm_eps, fields.Number("norm_eps"));
-  if (static_cast<float>(norm_eps) <= 0) {
-    return fields.Error("norm_eps", absl::StrCat("must be > 0, got ", norm_eps));
-  }
-  SLOTSERVE_ASSIGN_OR_RETURN(const int layout, fields.Choice("layout", {"concat", "interleave"}));
-  attention.feature_scale = static_cast<float>(feature_scale);
-  attention.eps = static_cast<float>(eps);
-  attention.norm_eps = static_cast<float>(norm_eps);
-  attention.interleave = layout == 1;
-  return absl::OkStatus();
+  return ParseRandomFeatureOptions(fields, attention);
 }
 
 std::vector<InputProjection> RfaInputProjections(const ModelConfig& config) {

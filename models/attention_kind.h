@@ -72,12 +72,11 @@ struct AttentionKindDescription {
   // element (memory size x head_dim): the benchmarks' estimate from DESIGN §3.
   double flops_per_memory_element;
 
-  // Builds layer `layer`'s mixer, loading its constants from `file` (already checked by
-  // CheckWeights) to the backend's device.
-  absl::StatusOr<std::unique_ptr<AttentionLayer>> (*create_layer)(const ModelConfig& config,
-                                                                  kernels::Backend backend,
-                                                                  const SafetensorsFile& file,
-                                                                  int layer);
+  // Builds one layer's mixer, loading its constants (named from `attention_prefix`, e.g.
+  // "layers.3.attn.") from `file` (already checked by CheckWeights) to the backend's device.
+  absl::StatusOr<std::unique_ptr<AttentionLayer>> (*create_layer)(
+      const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+      const std::string& attention_prefix);
 };
 
 // Every kind, in the order of AttentionKind (and of DESIGN §2).
@@ -101,6 +100,10 @@ int64_t StateBytesPerRequest(const ModelConfig& config);
 // The state bytes of a request after `context` tokens (less than StateBytesPerRequest only
 // for a kind whose memory is the context).
 int64_t StateBytesAtContext(const ModelConfig& config, int context);
+
+// rfa's feature options (feature_scale, eps, norm_eps, layout), shared by the self-attention
+// kind and the encoder–decoder's rfa cross attention (which has no gate).
+absl::Status ParseRandomFeatureOptions(JsonFields& fields, AttentionConfig& attention);
 
 // The names of the input projections, in fused column order.
 std::vector<std::string> InputProjectionNames(const ModelConfig& config);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
@@ -89,25 +90,26 @@ class KernelAttentionLayer : public AttentionLayer {
   kernels::Backend backend_;
 };
 
-// Builds layer `layer`'s mixer for config.attention.kind (its description's create_layer),
-// loading its constants from `file` (already checked by CheckWeights) to the backend's device.
-absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAttentionLayer(const ModelConfig& config,
-                                                                     kernels::Backend backend,
-                                                                     const SafetensorsFile& file,
-                                                                     int layer);
+// Builds one layer's mixer for config.attention.kind (its description's create_layer), loading
+// its constants from `file` (already checked by CheckWeights) to the backend's device.
+// `attention_prefix` names the layer's attention tensors: "layers.3.attn." in a decoder-only
+// model, "decoder.layers.3.attn." in an encoder-decoder one.
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix);
 
 // One per kind, in <kind>_attention_layer.cc; the kinds' descriptions point at them.
-absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(const ModelConfig& config,
-                                                                        kernels::Backend backend,
-                                                                        const SafetensorsFile& file,
-                                                                        int layer);
-absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(const ModelConfig& config,
-                                                                        kernels::Backend backend,
-                                                                        const SafetensorsFile& file,
-                                                                        int layer);
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix);
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix);
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateLunaAttentionLayer(
-    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer);
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix);
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateSoftmaxAttentionLayer(
-    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer);
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix);
 
 }  // namespace slotserve::models

@@ -99,6 +99,15 @@ absl::StatusOr<const nlohmann::json*> JsonFields::Object(const std::string& key)
   return value;
 }
 
+absl::StatusOr<const nlohmann::json*> JsonFields::ObjectOrNull(const std::string& key) {
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* value, Get(key));
+  if (value->is_null()) return nullptr;
+  if (!value->is_object()) {
+    return Error(key, absl::StrCat("must be an object or null, got ", JsonForMessage(*value)));
+  }
+  return value;
+}
+
 absl::Status JsonFields::RefuseUnknownKeys(const std::vector<std::string>& known,
                                            const std::string& context) const {
   for (const auto& [key, value] : object_.items()) {

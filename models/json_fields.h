@@ -25,6 +25,8 @@ class JsonFields {
   // One of `choices`; returns its index.
   absl::StatusOr<int> Choice(const std::string& key, const std::vector<std::string>& choices);
   absl::StatusOr<const nlohmann::json*> Object(const std::string& key);
+  // An object, or null for an explicit JSON null (the key itself is still required).
+  absl::StatusOr<const nlohmann::json*> ObjectOrNull(const std::string& key);
 
   // Refuses the first key that is not in `known`, before any value is read, so that a typo is
   // reported as such rather than as the missing key it was meant to be. `context` is appended

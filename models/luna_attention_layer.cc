@@ -38,8 +38,9 @@ class LunaAttentionLayer final
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateLunaAttentionLayer(
-    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file, int layer) {
-  const std::string prefix = AttentionPrefix(layer);
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix) {
+  const std::string& prefix = attention_prefix;
   const std::vector<float> memory = file.Find(prefix + "luna_p")->ToFloat32();          // [L, E]
   const std::vector<float> weight = file.Find(prefix + "pq_proj.weight")->ToFloat32();  // [E, E]
   const std::vector<float> bias = file.Find(prefix + "pq_proj.bias")->ToFloat32();      // [E]

@@ -7,27 +7,29 @@
 #include "models/attention_kind.h"
 
 namespace slotserve::models {
-namespace {
 
-void AddLinear(std::vector<ExpectedTensor>& tensors, const std::string& name, int64_t out,
-               int64_t in) {
+void AddLinearTensors(std::vector<ExpectedTensor>& tensors, const std::string& name, int64_t out,
+                      int64_t in) {
   tensors.push_back({name + ".weight", {out, in}});
   tensors.push_back({name + ".bias", {out}});
 }
 
-void AddNorm(std::vector<ExpectedTensor>& tensors, const std::string& name, int64_t dim) {
+void AddNormTensors(std::vector<ExpectedTensor>& tensors, const std::string& name, int64_t dim) {
   tensors.push_back({name + ".weight", {dim}});
   tensors.push_back({name + ".bias", {dim}});
 }
 
-void AddAttention(std::vector<ExpectedTensor>& tensors, const ModelConfig& config, int layer) {
-  const std::string prefix = AttentionPrefix(layer);
+void AddBlockTensors(std::vector<ExpectedTensor>& tensors, const ModelConfig& config,
+                     const std::string& prefix) {
+  const int64_t E = config.d_model;
+  AddNormTensors(tensors, prefix + "attn_norm", E);
   for (AttentionTensor& tensor : AttentionLayerTensors(config)) {
-    tensors.push_back({prefix + tensor.name, std::move(tensor.shape)});
+    tensors.push_back({prefix + "attn." + tensor.name, std::move(tensor.shape)});
   }
+  AddNormTensors(tensors, prefix + "ffn_norm", E);
+  AddLinearTensors(tensors, prefix + "ffn.up", config.d_ffn, E);
+  AddLinearTensors(tensors, prefix + "ffn.down", E, config.d_ffn);
 }
-
-}  // namespace
 
 std::string AttentionPrefix(int layer) { return absl::StrCat("layers.", layer, ".attn."); }
 
@@ -37,20 +39,20 @@ std::vector<ExpectedTensor> ExpectedTensors(const ModelConfig& config) {
   std::vector<ExpectedTensor> tensors;
   tensors.push_back({"tok_embed.weight", {V, E}});
   for (int layer = 0; layer < config.n_layers; ++layer) {
-    const std::string prefix = absl::StrCat("layers.", layer, ".");
-    AddNorm(tensors, prefix + "attn_norm", E);
-    AddAttention(tensors, config, layer);
-    AddNorm(tensors, prefix + "ffn_norm", E);
-    AddLinear(tensors, prefix + "ffn.up", config.d_ffn, E);
-    AddLinear(tensors, prefix + "ffn.down", E, config.d_ffn);
+    AddBlockTensors(tensors, config, absl::StrCat("layers.", layer, "."));
   }
-  AddNorm(tensors, "final_norm", E);
+  AddNormTensors(tensors, "final_norm", E);
   if (!config.tie_embeddings) tensors.push_back({"lm_head.weight", {V, E}});
   return tensors;
 }
 
 absl::Status CheckWeights(const ModelConfig& config, const SafetensorsFile& file) {
-  const std::vector<ExpectedTensor> expected = ExpectedTensors(config);
+  return CheckTensorTable(ExpectedTensors(config), file,
+                          absl::StrCat("a ", AttentionKindName(config.attention.kind), " model"));
+}
+
+absl::Status CheckTensorTable(const std::vector<ExpectedTensor>& expected,
+                              const SafetensorsFile& file, const std::string& model) {
   std::set<std::string, std::less<>> expected_names;
   for (const ExpectedTensor& tensor : expected) {
     expected_names.insert(tensor.name);
@@ -68,10 +70,9 @@ absl::Status CheckWeights(const ModelConfig& config, const SafetensorsFile& file
   }
   for (const auto& [name, tensor] : file.tensors()) {
     if (!expected_names.contains(name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(file.source(), ": unexpected tensor ", name, ": a ",
-                       AttentionKindName(config.attention.kind),
-                       " model with this config.json has no such tensor"));
+      return absl::InvalidArgumentError(absl::StrCat(file.source(), ": unexpected tensor ", name,
+                                                     ": ", model,
+                                                     " with this config.json has no such tensor"));
     }
   }
   return absl::OkStatus();

@@ -38,11 +38,10 @@ class RfaAttentionLayer final
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(const ModelConfig& config,
-                                                                        kernels::Backend backend,
-                                                                        const SafetensorsFile& file,
-                                                                        int layer) {
-  const std::string prefix = AttentionPrefix(layer);
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix) {
+  const std::string& prefix = attention_prefix;
   const std::vector<float> random = file.Find(prefix + "rfa_random")->ToFloat32();  // [H, D, d]
   const std::vector<float> sigma = file.Find(prefix + "rfa_sigma")->ToFloat32();    // [H, d]
   const size_t head_dim = static_cast<size_t>(config.head_dim());

@@ -23,7 +23,7 @@ class SoftmaxAttentionLayer final
 
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateSoftmaxAttentionLayer(
     const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& /*file*/,
-    int /*layer*/) {
+    const std::string& /*attention_prefix*/) {
   return std::make_unique<SoftmaxAttentionLayer>(config, backend);
 }
 

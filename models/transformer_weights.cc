@@ -50,24 +50,33 @@ absl::StatusOr<DeviceMatrix> LoadMatrix(kernels::Backend backend, const Safetens
 
 }  // namespace
 
+absl::StatusOr<BlockWeights> LoadBlockWeights(const ModelConfig& config, kernels::Backend backend,
+                                              const SafetensorsFile& file,
+                                              const std::string& prefix) {
+  const std::string attention_prefix = prefix + "attn.";
+  BlockWeights block;
+  SLOTSERVE_ASSIGN_OR_RETURN(block.attn_norm, LoadNorm(backend, file, prefix + "attn_norm"));
+  SLOTSERVE_ASSIGN_OR_RETURN(block.attention,
+                             CreateAttentionLayer(config, backend, file, attention_prefix));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      block.input_projection,
+      LoadStackedLinear(backend, file, attention_prefix, InputProjectionNames(config)));
+  SLOTSERVE_ASSIGN_OR_RETURN(block.o_proj, LoadLinear(backend, file, attention_prefix + "o_proj"));
+  SLOTSERVE_ASSIGN_OR_RETURN(block.ffn_norm, LoadNorm(backend, file, prefix + "ffn_norm"));
+  SLOTSERVE_ASSIGN_OR_RETURN(block.up, LoadLinear(backend, file, prefix + "ffn.up"));
+  SLOTSERVE_ASSIGN_OR_RETURN(block.down, LoadLinear(backend, file, prefix + "ffn.down"));
+  return block;
+}
+
 absl::StatusOr<TransformerWeights> LoadTransformerWeights(const ModelConfig& config,
                                                           kernels::Backend backend,
                                                           const SafetensorsFile& file) {
   TransformerWeights weights;
   SLOTSERVE_ASSIGN_OR_RETURN(weights.tok_embed, LoadMatrix(backend, file, "tok_embed.weight"));
   for (int layer = 0; layer < config.n_layers; ++layer) {
-    const std::string prefix = absl::StrCat("layers.", layer, ".");
-    BlockWeights block;
-    SLOTSERVE_ASSIGN_OR_RETURN(block.attn_norm, LoadNorm(backend, file, prefix + "attn_norm"));
-    SLOTSERVE_ASSIGN_OR_RETURN(block.attention, CreateAttentionLayer(config, backend, file, layer));
     SLOTSERVE_ASSIGN_OR_RETURN(
-        block.input_projection,
-        LoadStackedLinear(backend, file, AttentionPrefix(layer), InputProjectionNames(config)));
-    SLOTSERVE_ASSIGN_OR_RETURN(block.o_proj,
-                               LoadLinear(backend, file, AttentionPrefix(layer) + "o_proj"));
-    SLOTSERVE_ASSIGN_OR_RETURN(block.ffn_norm, LoadNorm(backend, file, prefix + "ffn_norm"));
-    SLOTSERVE_ASSIGN_OR_RETURN(block.up, LoadLinear(backend, file, prefix + "ffn.up"));
-    SLOTSERVE_ASSIGN_OR_RETURN(block.down, LoadLinear(backend, file, prefix + "ffn.down"));
+        BlockWeights block,
+        LoadBlockWeights(config, backend, file, absl::StrCat("layers.", layer, ".")));
     weights.blocks.push_back(std::move(block));
   }
   SLOTSERVE_ASSIGN_OR_RETURN(weights.final_norm, LoadNorm(backend, file, "final_norm"));

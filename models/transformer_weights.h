@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -45,6 +46,13 @@ struct TransformerWeights {
 
   const DeviceMatrix& head() const { return lm_head.rows > 0 ? lm_head : tok_embed; }
 };
+
+// One §2 block whose tensors start with `prefix` ("layers.3.", or "encoder.layers.0." /
+// "decoder.layers.0." in an encoder-decoder model); `file` must already have passed its
+// model's tensor check.
+absl::StatusOr<BlockWeights> LoadBlockWeights(const ModelConfig& config, kernels::Backend backend,
+                                              const SafetensorsFile& file,
+                                              const std::string& prefix);
 
 // `file` must already have passed CheckWeights(config, file).
 absl::StatusOr<TransformerWeights> LoadTransformerWeights(const ModelConfig& config,

@@ -7,35 +7,13 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/random_features.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 #include "kernels/rfa_attention.h"
 
 namespace slotserve::kernels {
 namespace {
-
-const float* HeadProjection(const RfaParams& p, int h) {
-  return p.projection + static_cast<int64_t>(h) * p.features * p.head_dim;
-}
-
-// phi = feature_scale * [sin, cos](angles / (|u| + norm_eps)), in the configured order.
-void FeaturesFromAngles(const RfaParams& p, const float* angles, const float* u, float* phi) {
-  const float norm = std::sqrt(cpu::Dot(u, u, p.head_dim));
-  const float inv = 1.0f / (norm + p.norm_eps);
-  const int features = p.features;
-  for (int f = 0; f < features; ++f) {
-    const float angle = angles[f] * inv;
-    const float s = p.feature_scale * std::sin(angle);
-    const float c = p.feature_scale * std::cos(angle);
-    if (p.interleave) {
-      phi[2 * f] = s;
-      phi[2 * f + 1] = c;
-    } else {
-      phi[f] = s;
-      phi[features + f] = c;
-    }
-  }
-}
 
 // Absorbs phi(k) (x) v into head h's state and writes phi(q)^T S / max(phi(q).z, eps).
 void RfaHeadToken(const RfaParams& p, int row, int h, float* head_state, const float* phi_k,
@@ -77,17 +55,17 @@ void LaunchRfaPrefill<Backend::kCpu>(const RfaParams& p, const PrefillTarget& ta
   for (int h = 0; h < p.heads; ++h) {
     // angles[t, f] = W_f . u_t for every token of the chunk, u = k or q (head h's columns).
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, features, d, 1.0f, p.k + h * d,
-                static_cast<int>(p.in_stride), HeadProjection(p, h), d, 0.0f, angles_k.data(),
+                static_cast<int>(p.in_stride), cpu::HeadProjection(p, h), d, 0.0f, angles_k.data(),
                 features);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, features, d, 1.0f, p.q + h * d,
-                static_cast<int>(p.in_stride), HeadProjection(p, h), d, 0.0f, angles_q.data(),
+                static_cast<int>(p.in_stride), cpu::HeadProjection(p, h), d, 0.0f, angles_q.data(),
                 features);
     float* head_state = layer_state + h * HeadFloats(p);
     for (int r = 0; r < p.rows; ++r) {
-      FeaturesFromAngles(p, angles_k.data() + r * features, p.k + r * p.in_stride + h * d,
-                         phi_k.data());
-      FeaturesFromAngles(p, angles_q.data() + r * features, p.q + r * p.in_stride + h * d,
-                         phi_q.data());
+      cpu::FeaturesFromAngles(p, angles_k.data() + r * features, p.k + r * p.in_stride + h * d,
+                              phi_k.data());
+      cpu::FeaturesFromAngles(p, angles_q.data() + r * features, p.q + r * p.in_stride + h * d,
+                              phi_q.data());
       RfaHeadToken(p, r, h, head_state, phi_k.data(), phi_q.data());
     }
   }
@@ -104,13 +82,13 @@ void LaunchRfaStep<Backend::kCpu>(const RfaParams& p, const StepTarget& target, 
     for (int h = 0; h < p.heads; ++h) {
       const float* k = p.k + r * p.in_stride + h * d;
       const float* q = p.q + r * p.in_stride + h * d;
-      const float* projection = HeadProjection(p, h);
+      const float* projection = cpu::HeadProjection(p, h);
       for (int f = 0; f < features; ++f) {
         angles_k[f] = cpu::Dot(projection + f * d, k, d);
         angles_q[f] = cpu::Dot(projection + f * d, q, d);
       }
-      FeaturesFromAngles(p, angles_k.data(), k, phi_k.data());
-      FeaturesFromAngles(p, angles_q.data(), q, phi_q.data());
+      cpu::FeaturesFromAngles(p, angles_k.data(), k, phi_k.data());
+      cpu::FeaturesFromAngles(p, angles_q.data(), q, phi_q.data());
       RfaHeadToken(p, r, h, layer_state + h * HeadFloats(p), phi_k.data(), phi_q.data());
     }
   }

@@ -5,28 +5,11 @@
 #include <vector>
 
 #include "kernels/reference/host_access.h"
+#include "kernels/reference/random_features.h"
 #include "kernels/rfa_attention.h"
 
 namespace slotserve::kernels {
 namespace {
-
-// phi(u) = feature_scale * [sin(W u^), cos(W u^)] for head h, in the configured feature order.
-void RandomFeatures(const RfaParams& p, int h, const float* u, std::vector<double>& phi) {
-  const int d = p.head_dim;
-  const int features = p.features;
-  double norm = 0.0;
-  for (int i = 0; i < d; ++i) norm += static_cast<double>(u[i]) * u[i];
-  const double inv = 1.0 / (std::sqrt(norm) + p.norm_eps);
-  const float* projection = p.projection + static_cast<int64_t>(h) * features * d;
-  for (int f = 0; f < features; ++f) {
-    double angle = 0.0;
-    for (int i = 0; i < d; ++i) angle += static_cast<double>(projection[f * d + i]) * u[i] * inv;
-    const int sin_index = p.interleave ? 2 * f : f;
-    const int cos_index = p.interleave ? 2 * f + 1 : features + f;
-    phi[sin_index] = p.feature_scale * std::sin(angle);
-    phi[cos_index] = p.feature_scale * std::cos(angle);
-  }
-}
 
 void RfaToken(const RfaParams& p, int row, float* layer_state) {
   const int d = p.head_dim;
@@ -39,8 +22,8 @@ void RfaToken(const RfaParams& p, int row, float* layer_state) {
     const float* q = p.q + row * p.in_stride + h * d;
     const float* k = p.k + row * p.in_stride + h * d;
     const float* v = p.v + row * p.in_stride + h * d;
-    RandomFeatures(p, h, k, phi_k);
-    RandomFeatures(p, h, q, phi_q);
+    host::RandomFeatures(p, h, k, phi_k);
+    host::RandomFeatures(p, h, q, phi_q);
 
     double keep = 1.0, add = 1.0;  // gate=false: plain running sums
     if (p.gate_logits != nullptr) {

@@ -1,0 +1,38 @@
+// cpu attention over a slot's memory rows: per request and head, dot products against the
+// memory's keys, softmax, and a weighted sum of its values (the memory is small: the source
+// length, M or L rows).
+#include "kernels/memory_attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/vector_ops.h"
+#include "kernels/reference/host_access.h"
+
+namespace slotserve::kernels {
+
+template <>
+void LaunchMemoryAttention<Backend::kCpu>(const MemoryAttentionParams& p, const StepTarget& target,
+                                          Stream /*stream*/) {
+  const int d = p.head_dim;
+  const int64_t width = static_cast<int64_t>(p.heads) * d;
+  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  std::vector<float> scores(p.capacity);
+  for (int r = 0; r < p.rows; ++r) {
+    const float* keys = host::LayerState(target.state, target.slots[r]);
+    const float* values = keys + p.capacity * width;
+    const float* slot = target.state.pool + target.slots[r] * target.state.slot_stride;
+    const int n = p.length_offset < 0 ? p.capacity : static_cast<int>(slot[p.length_offset]);
+    for (int h = 0; h < p.heads; ++h) {
+      const float* q = p.q + r * p.q_stride + h * d;
+      for (int s = 0; s < n; ++s) scores[s] = cpu::Dot(q, keys + s * width + h * d, d) * scale;
+      cpu::SoftmaxInPlace(scores.data(), n);
+      float* out = p.out + r * p.out_stride + h * d;
+      std::fill(out, out + d, 0.0f);
+      for (int s = 0; s < n; ++s) cpu::Axpy(scores[s], values + s * width + h * d, out, d);
+    }
+  }
+}
+
+}  // namespace slotserve::kernels

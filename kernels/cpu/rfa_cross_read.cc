@@ -1,0 +1,39 @@
+// cpu RFA cross read (kernels/rfa_cross_read.h): per request and head, φ(q) from D dot
+// products, then the denominator and the numerator as vector operations over the memory.
+#include "kernels/rfa_cross_read.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cpu/random_features.h"
+#include "kernels/cpu/vector_ops.h"
+#include "kernels/reference/host_access.h"
+
+namespace slotserve::kernels {
+
+template <>
+void LaunchRfaCrossRead<Backend::kCpu>(const RfaParams& p, const StepTarget& target,
+                                       Stream /*stream*/) {
+  const int d = p.head_dim;
+  const int features = p.features;
+  const int width = 2 * features;
+  const int64_t head_floats = static_cast<int64_t>(width) * d + width;
+  std::vector<float> angles(features), phi_q(width);
+  for (int r = 0; r < p.rows; ++r) {
+    const float* layer = host::LayerState(target.state, target.slots[r]);
+    for (int h = 0; h < p.heads; ++h) {
+      const float* sums = layer + h * head_floats;
+      const float* z = sums + width * d;
+      const float* q = p.q + r * p.in_stride + h * d;
+      const float* projection = cpu::HeadProjection(p, h);
+      for (int f = 0; f < features; ++f) angles[f] = cpu::Dot(projection + f * d, q, d);
+      cpu::FeaturesFromAngles(p, angles.data(), q, phi_q.data());
+      const float denominator = std::max(cpu::Dot(phi_q.data(), z, width), p.eps);
+      float* out = p.out + r * p.out_stride + h * d;
+      std::fill(out, out + d, 0.0f);
+      for (int f = 0; f < width; ++f) cpu::Axpy(phi_q[f] / denominator, sums + f * d, out, d);
+    }
+  }
+}
+
+}  // namespace slotserve::kernels

@@ -1,0 +1,44 @@
+// Where an encoder–decoder request's state lives inside its slot of the state arena (DESIGN §8):
+//
+//   [ decoder self-attention state, all decoder layers (as for a decoder-only model) ]
+//   [ source length n, one float                                                      ]
+//   [ cross memory of decoder layer 0 ] … [ cross memory of decoder layer Ld-1 ]
+//
+// Each layer's cross memory has its kind's kernel layout: softmax K, V [N x E] each (N =
+// max_source_tokens, n rows in use: memory_attention.h); abc K̄, V̄ [M x E] and luna K̂, V̂
+// [L x E] (memory_attention.h); rfa S, z per head (rfa_attention.h's state layout, read by
+// rfa_cross_read.h); srformer K, V, KᵀV, ‖K‖_F, mem, R and the segment entered
+// (srformer_cross.h). Everything a request needs travels with the slot, so Copy, Save and
+// Restore of a slot carry the cross memory, the source length and srformer's RAF state.
+#pragma once
+
+#include <cstdint>
+
+#include "models/seq2seq_config.h"
+#include "models/seq2seq_shape.h"
+
+namespace slotserve::models {
+
+struct Seq2seqSlotLayout {
+  int64_t decoder_state_floats = 0;  // the decoder-only layout's state, at the slot's start
+  int64_t source_length_offset = 0;  // floats from the slot's start to n
+  int64_t cross_offset = 0;          // floats from the slot's start to layer 0's cross memory
+  int64_t cross_floats_per_layer = 0;
+  int decoder_layers = 0;
+
+  int64_t CrossLayerOffset(int layer) const {
+    return cross_offset + layer * cross_floats_per_layer;
+  }
+  int64_t slot_floats() const { return CrossLayerOffset(decoder_layers); }
+};
+
+// Floats of one decoder layer's cross memory for one request.
+int64_t CrossMemoryFloatsPerLayer(const Seq2seqConfig& config);
+
+Seq2seqSlotLayout MakeSeq2seqSlotLayout(const Seq2seqConfig& config);
+
+// The shape the engine and the server see (LanguageModel::seq2seq()): the byte counts are the
+// slot layout's (fp32 state).
+Seq2seqShape MakeSeq2seqShape(const Seq2seqConfig& config);
+
+}  // namespace slotserve::models
