@@ -8,6 +8,7 @@
 #include "models/model_weights.h"
 #include "models/safetensors_file.h"
 #include "models/seq2seq_config.h"
+#include "models/seq2seq_model.h"
 #include "models/seq2seq_weights.h"
 #include "models/shared_config_keys.h"
 #include "models/token_selector.h"
@@ -17,18 +18,17 @@ namespace slotserve::models {
 namespace {
 
 // An encoder-decoder directory is checked as strictly as a decoder-only one (config, tensor
-// table, finite weights), so its mistakes are reported by name; serving it needs the
-// encoder-decoder model class, which this build does not have yet.
-absl::Status CheckEncoderDecoderDirectory(const std::filesystem::path& dir) {
+// table, finite weights), so its mistakes are reported by name.
+absl::StatusOr<std::unique_ptr<LanguageModel>> LoadEncoderDecoder(const std::filesystem::path& dir,
+                                                                  kernels::Backend backend) {
   SLOTSERVE_ASSIGN_OR_RETURN(const Seq2seqConfig config, LoadSeq2seqConfig(dir / "config.json"));
   SLOTSERVE_ASSIGN_OR_RETURN(const std::unique_ptr<SafetensorsFile> file,
                              SafetensorsFile::Open(dir / "model.safetensors"));
   SLOTSERVE_RETURN_IF_ERROR(CheckSeq2seqWeights(config, *file));
   SLOTSERVE_RETURN_IF_ERROR(CheckWeightsAreFinite(*file));
-  return absl::UnimplementedError(absl::StrCat(
-      dir.string(),
-      ": an encoder-decoder model (\"format\": \"slotserve-seq2seq\"); its config and weights "
-      "check out, but this build cannot run encoder-decoder models yet"));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<Seq2seqModel> model,
+                             Seq2seqModel::Create(config, backend, *file));
+  return std::unique_ptr<LanguageModel>(std::move(model));
 }
 
 }  // namespace
@@ -50,7 +50,7 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
         absl::StrCat(dir.string(), ": not a model directory (no such directory)"));
   }
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, ReadConfigFormat(dir / "config.json"));
-  if (format == "slotserve-seq2seq") return CheckEncoderDecoderDirectory(dir);
+  if (format == "slotserve-seq2seq") return LoadEncoderDecoder(dir, backend);
   SLOTSERVE_ASSIGN_OR_RETURN(const ModelConfig config, LoadModelConfig(dir / "config.json"));
   SLOTSERVE_ASSIGN_OR_RETURN(const std::unique_ptr<SafetensorsFile> file,
                              SafetensorsFile::Open(dir / "model.safetensors"));

@@ -14,53 +14,13 @@
 #include "kernels/linear.h"
 #include "kernels/positions.h"
 #include "models/attention_kind.h"
+#include "models/block_ops.h"
 
 namespace slotserve::models {
 namespace {
 
 int FusedProjectionWidth(const TransformerWeights& weights) {
   return weights.blocks.front().input_projection.weight.rows;
-}
-
-// y = x W^T + b over `rows` rows (y += ... with accumulate: the residual add).
-void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMatrix& weight,
-               const float* bias, const float* x, int64_t x_stride, int rows, float* y,
-               int64_t y_stride, bool accumulate) {
-  kernels::LinearParams params;
-  params.x = x;
-  params.x_stride = x_stride;
-  params.rows = rows;
-  params.in_features = weight.cols;
-  params.weight = weight.buffer.data();
-  params.weight_dtype = weight.dtype;
-  params.out_features = weight.rows;
-  params.bias = bias;
-  params.y = y;
-  params.y_stride = y_stride;
-  params.accumulate = accumulate;
-  kernels::LaunchLinear(backend, params, stream);
-}
-
-void RunLinear(kernels::Backend backend, kernels::Stream stream, const LinearWeights& linear,
-               const float* x, int64_t x_stride, int rows, float* y, int64_t y_stride,
-               bool accumulate) {
-  RunLinear(backend, stream, linear.weight, linear.bias.as<float>(), x, x_stride, rows, y, y_stride,
-            accumulate);
-}
-
-void RunLayerNorm(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
-                  float eps, const float* x, float* y, int rows, int dim) {
-  kernels::LayerNormParams params;
-  params.x = x;
-  params.x_stride = dim;
-  params.gamma = norm.gamma.as<float>();
-  params.beta = norm.beta.as<float>();
-  params.y = y;
-  params.y_stride = dim;
-  params.rows = rows;
-  params.dim = dim;
-  params.eps = eps;
-  kernels::LaunchLayerNorm(backend, params, stream);
 }
 
 // The batch size a decode step of `rows` requests is padded to: 1, 2, 4, 8, then multiples of 8
@@ -421,26 +381,7 @@ void TransformerModel::RunBlocks(int rows, kernels::Stream stream, const AttendF
   float* hidden = scratch_.hidden();
   float* normed = scratch_.normed();
 
-  kernels::EmbeddingParams embedding;
-  embedding.table = weights_.tok_embed.buffer.data();
-  embedding.table_dtype = weights_.tok_embed.dtype;
-  embedding.vocab = config_.vocab_size;
-  embedding.dim = width;
-  embedding.tokens = scratch_.tokens();
-  embedding.rows = rows;
-  embedding.scale = config_.embed_scale;
-  embedding.out = hidden;
-  embedding.out_stride = width;
-  kernels::LaunchEmbedding(backend_, embedding, stream);
-  if (config_.sinusoidal_positions) {
-    kernels::AddPositionsParams positions;
-    positions.x = hidden;
-    positions.stride = width;
-    positions.positions = scratch_.embed_positions();
-    positions.rows = rows;
-    positions.dim = width;
-    kernels::LaunchAddPositions(backend_, positions, stream);
-  }
+  EmbedTokens(backend_, stream, config_, weights_.tok_embed, scratch_, rows);
 
   const int projection_width = scratch_.widths().projections;
   for (size_t layer = 0; layer < weights_.blocks.size(); ++layer) {
@@ -459,18 +400,7 @@ void TransformerModel::RunBlocks(int rows, kernels::Stream stream, const AttendF
     RunLinear(backend_, stream, block.o_proj, scratch_.attention(), width, rows, hidden, width,
               /*accumulate=*/true);
     // h = h + down(act(up(ffn_norm(h))))
-    RunLayerNorm(backend_, stream, block.ffn_norm, config_.norm_eps, hidden, normed, rows, width);
-    RunLinear(backend_, stream, block.up, normed, width, rows, scratch_.ffn(), config_.d_ffn,
-              /*accumulate=*/false);
-    kernels::ActivationParams activation;
-    activation.x = scratch_.ffn();
-    activation.stride = config_.d_ffn;
-    activation.rows = rows;
-    activation.cols = config_.d_ffn;
-    activation.activation = config_.gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu;
-    kernels::LaunchActivation(backend_, activation, stream);
-    RunLinear(backend_, stream, block.down, scratch_.ffn(), config_.d_ffn, rows, hidden, width,
-              /*accumulate=*/true);
+    RunFeedForward(backend_, stream, config_, block, scratch_, rows);
   }
 }
 

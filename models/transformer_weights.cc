@@ -8,7 +8,6 @@
 #include "models/model_weights.h"
 
 namespace slotserve::models {
-namespace {
 
 // Linear layers `names` (each with .weight and .bias) stacked along their outputs.
 absl::StatusOr<LinearWeights> LoadStackedLinear(kernels::Backend backend,
@@ -47,8 +46,6 @@ absl::StatusOr<DeviceMatrix> LoadMatrix(kernels::Backend backend, const Safetens
   const SafetensorsTensor* tensor = file.Find(name);
   return UploadStackedMatrix(backend, {&tensor, 1});
 }
-
-}  // namespace
 
 absl::StatusOr<BlockWeights> LoadBlockWeights(const ModelConfig& config, kernels::Backend backend,
                                               const SafetensorsFile& file,

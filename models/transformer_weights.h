@@ -47,6 +47,20 @@ struct TransformerWeights {
   const DeviceMatrix& head() const { return lm_head.rows > 0 ? lm_head : tok_embed; }
 };
 
+// Loaders of single pieces, by tensor name (`file` already checked): linear layers `names`
+// under `prefix` (each with .weight and .bias) stacked along their outputs; one linear layer;
+// a layer norm (.weight, .bias); a matrix as stored.
+absl::StatusOr<LinearWeights> LoadStackedLinear(kernels::Backend backend,
+                                                const SafetensorsFile& file,
+                                                const std::string& prefix,
+                                                const std::vector<std::string>& names);
+absl::StatusOr<LinearWeights> LoadLinear(kernels::Backend backend, const SafetensorsFile& file,
+                                         const std::string& name);
+absl::StatusOr<NormWeights> LoadNorm(kernels::Backend backend, const SafetensorsFile& file,
+                                     const std::string& name);
+absl::StatusOr<DeviceMatrix> LoadMatrix(kernels::Backend backend, const SafetensorsFile& file,
+                                        const std::string& name);
+
 // One §2 block whose tensors start with `prefix` ("layers.3.", or "encoder.layers.0." /
 // "decoder.layers.0." in an encoder-decoder model); `file` must already have passed its
 // model's tensor check.

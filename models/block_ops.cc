@@ -1,0 +1,95 @@
+#include "models/block_ops.h"
+
+#include "kernels/activation.h"
+#include "kernels/embedding.h"
+#include "kernels/layer_norm.h"
+#include "kernels/linear.h"
+#include "kernels/positions.h"
+
+namespace slotserve::models {
+
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMatrix& weight,
+               const float* bias, const float* x, int64_t x_stride, int rows, float* y,
+               int64_t y_stride, bool accumulate) {
+  kernels::LinearParams params;
+  params.x = x;
+  params.x_stride = x_stride;
+  params.rows = rows;
+  params.in_features = weight.cols;
+  params.weight = weight.buffer.data();
+  params.weight_dtype = weight.dtype;
+  params.out_features = weight.rows;
+  params.bias = bias;
+  params.y = y;
+  params.y_stride = y_stride;
+  params.accumulate = accumulate;
+  kernels::LaunchLinear(backend, params, stream);
+}
+
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const LinearWeights& linear,
+               const float* x, int64_t x_stride, int rows, float* y, int64_t y_stride,
+               bool accumulate) {
+  RunLinear(backend, stream, linear.weight, linear.bias.as<float>(), x, x_stride, rows, y, y_stride,
+            accumulate);
+}
+
+void RunLayerNorm(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                  float eps, const float* x, float* y, int rows, int dim) {
+  kernels::LayerNormParams params;
+  params.x = x;
+  params.x_stride = dim;
+  params.gamma = norm.gamma.as<float>();
+  params.beta = norm.beta.as<float>();
+  params.y = y;
+  params.y_stride = dim;
+  params.rows = rows;
+  params.dim = dim;
+  params.eps = eps;
+  kernels::LaunchLayerNorm(backend, params, stream);
+}
+
+void EmbedTokens(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
+                 const DeviceMatrix& table, const ForwardScratch& scratch, int rows) {
+  const int width = config.d_model;
+  kernels::EmbeddingParams embedding;
+  embedding.table = table.buffer.data();
+  embedding.table_dtype = table.dtype;
+  embedding.vocab = config.vocab_size;
+  embedding.dim = width;
+  embedding.tokens = scratch.tokens();
+  embedding.rows = rows;
+  embedding.scale = config.embed_scale;
+  embedding.out = scratch.hidden();
+  embedding.out_stride = width;
+  kernels::LaunchEmbedding(backend, embedding, stream);
+  if (config.sinusoidal_positions) {
+    kernels::AddPositionsParams positions;
+    positions.x = scratch.hidden();
+    positions.stride = width;
+    positions.positions = scratch.embed_positions();
+    positions.rows = rows;
+    positions.dim = width;
+    kernels::LaunchAddPositions(backend, positions, stream);
+  }
+}
+
+void RunFeedForward(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
+                    const BlockWeights& block, const ForwardScratch& scratch, int rows) {
+  const int width = config.d_model;
+  float* hidden = scratch.hidden();
+  RunLayerNorm(backend, stream, block.ffn_norm, config.norm_eps, hidden, scratch.normed(), rows,
+               width);
+  RunLinear(backend, stream, block.up, scratch.normed(), width, rows, scratch.ffn(), config.d_ffn,
+            /*accumulate=*/false);
+  kernels::ActivationParams activation;
+  activation.x = scratch.ffn();
+  activation.stride = config.d_ffn;
+  activation.rows = rows;
+  activation.cols = config.d_ffn;
+  activation.activation = config.gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu;
+  kernels::LaunchActivation(backend, activation, stream);
+  RunLinear(backend, stream, block.down, scratch.ffn(), config.d_ffn, rows, hidden, width,
+            /*accumulate=*/true);
+}
+
+}  // namespace slotserve::models

@@ -1,0 +1,35 @@
+// The pieces of a pre-norm block that every stack runs the same way (DESIGN §3, §8): linear
+// layers, layer norms, the token embedding with positions, and the feed-forward half. Shared by
+// the decoder-only transformer and the encoder-decoder model so both compute the same bits.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/backend.h"
+#include "models/device_weights.h"
+#include "models/forward_scratch.h"
+#include "models/model_config.h"
+#include "models/transformer_weights.h"
+
+namespace slotserve::models {
+
+// y = x W^T + b over `rows` rows (y += ... with accumulate: the residual add).
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMatrix& weight,
+               const float* bias, const float* x, int64_t x_stride, int rows, float* y,
+               int64_t y_stride, bool accumulate);
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const LinearWeights& linear,
+               const float* x, int64_t x_stride, int rows, float* y, int64_t y_stride,
+               bool accumulate);
+void RunLayerNorm(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                  float eps, const float* x, float* y, int rows, int dim);
+
+// scratch.hidden() rows [0, rows) = embed_scale * table[tokens] (+ pos(embed_positions)), from
+// scratch.tokens() and scratch.embed_positions().
+void EmbedTokens(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
+                 const DeviceMatrix& table, const ForwardScratch& scratch, int rows);
+
+// hidden += down(act(up(ffn_norm(hidden)))) over scratch rows [0, rows).
+void RunFeedForward(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
+                    const BlockWeights& block, const ForwardScratch& scratch, int rows);
+
+}  // namespace slotserve::models

@@ -1,0 +1,209 @@
+// Seq2seqModel::Encode: the encoder over a request's source (bidirectional softmax blocks, then
+// encoder.final_norm) and, from its output X, each decoder layer's cross memory in the slot.
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "kernels/bidirectional_attention.h"
+#include "kernels/memory_attention.h"
+#include "kernels/rfa_attention.h"
+#include "kernels/softmax_pooling.h"
+#include "kernels/source_filter.h"
+#include "kernels/srformer_cross.h"
+#include "models/block_ops.h"
+#include "models/seq2seq_model.h"
+
+namespace slotserve::models {
+
+absl::Status Seq2seqModel::Encode(StateArena& states, int slot, std::span<const int32_t> source) {
+  SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, "Encode"));
+  if (slot < 0 || slot >= states.num_slots()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Encode: slot ", slot, " is outside the state arena [0, ", states.num_slots(), ")"));
+  }
+  if (source.empty() || static_cast<int64_t>(source.size()) > config_.max_source_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Encode: a source of ", source.size(), " tokens; expected 1 to encoder.max_source_tokens (",
+        config_.max_source_tokens, ")"));
+  }
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(source, "Encode"));
+  SLOTSERVE_RETURN_IF_ERROR(states.Reset(slot));
+  const int rows = static_cast<int>(source.size());
+  SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, 0));
+  std::vector<int32_t> embed_positions(rows);
+  for (int i = 0; i < rows; ++i) embed_positions[i] = i + config_.decoder.position_offset;
+  const size_t index_bytes = static_cast<size_t>(rows) * sizeof(int32_t);
+  kernels::CopyHostToDevice(backend_, scratch_.tokens(), source.data(), index_bytes);
+  kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), embed_positions.data(),
+                            index_bytes);
+  RunEncoder(rows);
+  // The source length lives in the slot, so a copied or restored slot knows what it holds.
+  const float length = static_cast<float>(rows);
+  float* slot_base = states.device_data() + static_cast<int64_t>(slot) * states.floats_per_slot();
+  kernels::CopyHostToDevice(backend_, slot_base + layout_.source_length_offset, &length,
+                            sizeof(float));
+  for (int layer = 0; layer < config_.decoder.n_layers; ++layer) {
+    BuildCrossMemory(states, slot, layer, rows);
+  }
+  kernels::Synchronize(backend_);
+  return absl::OkStatus();
+}
+
+void Seq2seqModel::RunEncoder(int rows) {
+  const ModelConfig& config = config_.decoder;
+  const int width = config.d_model;
+  const kernels::Stream stream = nullptr;
+  EmbedTokens(backend_, stream, config, tok_embed_, scratch_, rows);
+  const int projection_width = scratch_.widths().projections;
+  for (const BlockWeights& block : encoder_.blocks) {
+    RunLayerNorm(backend_, stream, block.attn_norm, config.norm_eps, scratch_.hidden(),
+                 scratch_.normed(), rows, width);
+    RunLinear(backend_, stream, block.input_projection, scratch_.normed(), width, rows,
+              scratch_.projections(), projection_width, /*accumulate=*/false);
+    kernels::BidirectionalAttentionParams attention;
+    attention.rows = rows;
+    attention.heads = config.n_heads;
+    attention.head_dim = config.head_dim();
+    attention.q = scratch_.projections();
+    attention.k = scratch_.projections() + width;
+    attention.v = scratch_.projections() + 2 * width;
+    attention.in_stride = projection_width;
+    attention.out = scratch_.attention();
+    attention.out_stride = width;
+    kernels::LaunchBidirectionalAttention(backend_, attention, stream);
+    RunLinear(backend_, stream, block.o_proj, scratch_.attention(), width, rows, scratch_.hidden(),
+              width, /*accumulate=*/true);
+    RunFeedForward(backend_, stream, config, block, scratch_, rows);
+  }
+  RunLayerNorm(backend_, stream, encoder_.final_norm, config.norm_eps, scratch_.hidden(),
+               source_.as<float>(), rows, width);
+}
+
+void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int positions) {
+  const ModelConfig& config = config_.decoder;
+  const CrossAttentionWeights& weights = cross_[layer];
+  const int width = config.d_model;
+  const int heads = config.n_heads;
+  const int head_dim = config.head_dim();
+  const kernels::Stream stream = nullptr;
+  float* memory = states.device_data() + static_cast<int64_t>(slot) * states.floats_per_slot() +
+                  layout_.CrossLayerOffset(layer);
+  // K and V side by side: [positions, 2E], K in columns [0, E), V in [E, 2E).
+  float* kv = source_kv_.as<float>();
+  RunLinear(backend_, stream, weights.kv_proj, source_.as<float>(), width, positions, kv, 2 * width,
+            /*accumulate=*/false);
+  switch (config_.cross.kind) {
+    case CrossAttentionKind::kSoftmax: {
+      // memory_attention's layout: K [N, E] then V [N, E], the first `positions` rows in use.
+      const int64_t capacity = config_.max_source_tokens;
+      for (int i = 0; i < positions; ++i) {
+        kernels::CopyDeviceToDevice(backend_, memory + static_cast<int64_t>(i) * width,
+                                    kv + static_cast<int64_t>(i) * 2 * width, width * sizeof(float),
+                                    stream);
+        kernels::CopyDeviceToDevice(backend_, memory + (capacity + i) * width,
+                                    kv + static_cast<int64_t>(i) * 2 * width + width,
+                                    width * sizeof(float), stream);
+      }
+      break;
+    }
+    case CrossAttentionKind::kAbc: {
+      const int rows = config_.cross.memory_rows;
+      float* logits = slot_logits_.as<float>();
+      RunLinear(backend_, stream, weights.slot_proj, source_.as<float>(), width, positions, logits,
+                static_cast<int64_t>(heads) * rows, /*accumulate=*/false);
+      kernels::SoftmaxPoolingParams pooling;
+      pooling.positions = positions;
+      pooling.heads = heads;
+      pooling.head_dim = head_dim;
+      pooling.memory_rows = rows;
+      pooling.logits = logits;
+      pooling.logits_stride = static_cast<int64_t>(heads) * rows;
+      pooling.keys = kv;
+      pooling.values = kv + width;
+      pooling.in_stride = 2 * width;
+      pooling.out_keys = memory;
+      pooling.out_values = memory + static_cast<int64_t>(rows) * width;
+      kernels::LaunchSoftmaxPooling(backend_, pooling, stream);
+      break;
+    }
+    case CrossAttentionKind::kLuna: {
+      const float* keys = kv;
+      int filtered_positions = positions;
+      if (config_.cross.has_filter) {
+        kernels::SourceFilterParams filter;
+        filter.positions = positions;
+        filter.columns = 2 * width;
+        filter.kernel = config_.cross.filter.kernel;
+        filter.stride = config_.cross.filter.stride;
+        filter.maxpool = config_.cross.filter.maxpool;
+        filter.weight = weights.filter_weight.as<float>();
+        filter.bias = weights.filter_bias.as<float>();
+        filter.in = kv;
+        filter.in_stride = 2 * width;
+        filter.out = filtered_kv_.as<float>();
+        filter.out_stride = 2 * width;
+        kernels::LaunchSourceFilter(backend_, filter, stream);
+        keys = filtered_kv_.as<float>();
+        filtered_positions = kernels::FilteredRows(positions, filter.stride);
+      }
+      const int rows = config_.cross.length;
+      kernels::SoftmaxPoolingParams pooling;
+      pooling.positions = filtered_positions;
+      pooling.heads = heads;
+      pooling.head_dim = head_dim;
+      pooling.memory_rows = rows;
+      pooling.queries = weights.packing_queries.as<float>();
+      pooling.logit_scale = static_cast<float>(
+          1.0 / (std::sqrt(static_cast<double>(head_dim)) * config_.cross.temperature));
+      pooling.keys = keys;
+      pooling.values = keys + width;
+      pooling.in_stride = 2 * width;
+      pooling.out_keys = memory;
+      pooling.out_values = memory + static_cast<int64_t>(rows) * width;
+      kernels::LaunchSoftmaxPooling(backend_, pooling, stream);
+      break;
+    }
+    case CrossAttentionKind::kRfa: {
+      // rfa_attention's ungated prefill from the empty (zeroed: Encode reset the slot) layer sums
+      // φ(K_i)⊗V_i and φ(K_i) over the source; its per-token output is not needed.
+      kernels::RfaParams rfa;
+      rfa.rows = positions;
+      rfa.heads = heads;
+      rfa.head_dim = head_dim;
+      rfa.features = config_.cross.features;
+      rfa.q = kv;
+      rfa.k = kv;
+      rfa.v = kv + width;
+      rfa.in_stride = 2 * width;
+      rfa.projection = weights.rfa_projection.as<float>();
+      rfa.feature_scale = config_.cross.feature_scale;
+      rfa.eps = config_.cross.eps;
+      rfa.norm_eps = config_.cross.norm_eps;
+      rfa.interleave = config_.cross.interleave;
+      rfa.out = discarded_.as<float>();
+      rfa.out_stride = width;
+      kernels::PrefillTarget target;
+      target.state = {.pool = states.device_data(),
+                      .slot_stride = states.floats_per_slot(),
+                      .layer_offset = layout_.CrossLayerOffset(layer)};
+      target.slot = slot;
+      target.start_position = 0;
+      kernels::LaunchRfaPrefill(backend_, rfa, target, stream);
+      break;
+    }
+    case CrossAttentionKind::kSrformer: {
+      kernels::SrformerBuildParams build;
+      build.layout = {heads, head_dim, config_.max_source_tokens};
+      build.positions = positions;
+      build.keys = kv;
+      build.values = kv + width;
+      build.in_stride = 2 * width;
+      build.layer = memory;
+      kernels::LaunchSrformerBuild(backend_, build, stream);
+      break;
+    }
+  }
+}
+
+}  // namespace slotserve::models

@@ -1,0 +1,216 @@
+// The C++ encoder–decoder model against the PyTorch reference's golden logits (DESIGN §7, §8):
+// every variant under tests/golden/seq2seq/ (written by make_golden_seq2seq.py: each cross kind,
+// ConvLuna's filters, with abc and softmax decoder self-attention), on every host backend, with
+// the decoder fed whole, in chunks and one step at a time, and after a fork of the slot.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "kernels/backend.h"
+#include "models/language_model.h"
+#include "nlohmann/json.hpp"
+#include "tests/golden/golden_data.h"
+
+namespace slotserve::golden {
+namespace {
+
+constexpr float kTolerance = 1e-4f;
+
+std::filesystem::path Seq2seqGoldenDir() { return SLOTSERVE_GOLDEN_SEQ2SEQ_DIR; }
+
+std::vector<std::string> Seq2seqVariants() {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(Seq2seqGoldenDir())) {
+    if (std::filesystem::exists(entry.path() / "golden.json")) {
+      names.push_back(entry.path().filename().string());
+    }
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+struct Seq2seqGolden {
+  std::vector<int32_t> source;
+  std::vector<int32_t> target;
+  int vocab_size = 0;
+  std::vector<float> logits;  // [target.size(), vocab]: row t predicts target[t]
+
+  std::span<const float> Row(size_t t) const {
+    return std::span<const float>(logits).subspan(t * vocab_size, vocab_size);
+  }
+};
+
+Seq2seqGolden LoadSeq2seqGolden(const std::filesystem::path& dir) {
+  Seq2seqGolden golden;
+  std::ifstream json_file(dir / "golden.json");
+  const nlohmann::json json = nlohmann::json::parse(json_file);
+  golden.source = json.at("source").get<std::vector<int32_t>>();
+  golden.target = json.at("target").get<std::vector<int32_t>>();
+  golden.vocab_size = json.at("vocab_size").get<int>();
+  std::ifstream logits_file(dir / "golden_logits.f32", std::ios::binary);
+  golden.logits.resize(golden.target.size() * golden.vocab_size);
+  logits_file.read(reinterpret_cast<char*>(golden.logits.data()),
+                   static_cast<std::streamsize>(golden.logits.size() * sizeof(float)));
+  EXPECT_TRUE(logits_file) << dir;
+  return golden;
+}
+
+struct Case {
+  std::string variant;
+  kernels::Backend backend;
+};
+
+void PrintTo(const Case& test_case, std::ostream* os) {
+  *os << test_case.variant << "/" << kernels::BackendName(test_case.backend);
+}
+
+std::vector<Case> Cases() {
+  std::vector<Case> cases;
+  for (const std::string& variant : Seq2seqVariants()) {
+    for (kernels::Backend backend :
+         {kernels::Backend::kReference, kernels::Backend::kCpu, kernels::Backend::kCuda}) {
+      cases.push_back({variant, backend});
+    }
+  }
+  return cases;
+}
+
+class Seq2seqGoldenTest : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    if (GetParam().backend == kernels::Backend::kCuda && !kernels::CudaDeviceAvailable()) {
+      GTEST_SKIP() << "no usable CUDA device";
+    }
+    const std::filesystem::path dir = Seq2seqGoldenDir() / GetParam().variant;
+    golden_ = LoadSeq2seqGolden(dir);
+    auto model = models::LanguageModel::Load(dir, GetParam().backend);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = std::move(*model);
+    ASSERT_NE(model_->seq2seq(), nullptr);
+    auto states = model_->AllocateStates(3);
+    ASSERT_TRUE(states.ok()) << states.status();
+    states_ = std::move(*states);
+    // The decoder reads decoder_start_id, then the target but its last token.
+    inputs_.push_back(model_->seq2seq()->decoder_start_id);
+    inputs_.insert(inputs_.end(), golden_.target.begin(), golden_.target.end() - 1);
+  }
+
+  void ExpectRow(std::span<const float> logits, size_t t) {
+    EXPECT_LE(MaxAbsDiff(logits, golden_.Row(t)), kTolerance) << "decoder position " << t;
+  }
+
+  Seq2seqGolden golden_;
+  std::unique_ptr<models::LanguageModel> model_;
+  std::unique_ptr<models::StateArena> states_;
+  std::vector<int32_t> inputs_;
+};
+
+TEST_P(Seq2seqGoldenTest, DecoderPrefilledWholeMatchesTheReference) {
+  ASSERT_TRUE(model_->Encode(*states_, 1, golden_.source).ok());
+  const int vocab = golden_.vocab_size;
+  std::vector<float> logits(inputs_.size() * vocab);
+  ASSERT_TRUE(
+      model_->Prefill(*states_, 1, inputs_, models::LogitsWanted::kEveryToken, logits).ok());
+  for (size_t t = 0; t < inputs_.size(); ++t) {
+    ExpectRow(std::span<const float>(logits).subspan(t * vocab, vocab), t);
+  }
+}
+
+TEST_P(Seq2seqGoldenTest, DecoderPrefilledInChunksMatchesTheReference) {
+  ASSERT_TRUE(model_->Encode(*states_, 0, golden_.source).ok());
+  const int vocab = golden_.vocab_size;
+  size_t fed = 0;
+  for (const size_t chunk : {size_t{5}, size_t{1}, inputs_.size()}) {
+    const size_t rows = std::min(chunk, inputs_.size() - fed);
+    if (rows == 0) break;
+    std::vector<float> logits(rows * vocab);
+    ASSERT_TRUE(model_
+                    ->Prefill(*states_, 0, std::span<const int32_t>(inputs_).subspan(fed, rows),
+                              models::LogitsWanted::kEveryToken, logits)
+                    .ok());
+    for (size_t i = 0; i < rows; ++i) {
+      ExpectRow(std::span<const float>(logits).subspan(i * vocab, vocab), fed + i);
+    }
+    fed += rows;
+  }
+  EXPECT_EQ(fed, inputs_.size());
+}
+
+// One token at a time through Step, two requests in one batch: slot 2 runs the golden source,
+// slot 0 a different (shorter) source, so rows of one step read different cross memories.
+TEST_P(Seq2seqGoldenTest, DecoderSteppedInABatchMatchesTheReference) {
+  std::vector<int32_t> other_source(golden_.source.begin(), golden_.source.begin() + 3);
+  ASSERT_TRUE(model_->Encode(*states_, 2, golden_.source).ok());
+  ASSERT_TRUE(model_->Encode(*states_, 0, other_source).ok());
+  const int vocab = golden_.vocab_size;
+  std::vector<float> logits(2 * vocab);
+  const std::vector<int32_t> slots = {0, 2};
+  for (size_t t = 0; t < inputs_.size(); ++t) {
+    const std::vector<int32_t> tokens = {inputs_[t], inputs_[t]};
+    ASSERT_TRUE(model_->Step(*states_, slots, tokens, logits).ok());
+    ExpectRow(std::span<const float>(logits).subspan(vocab, vocab), t);
+  }
+}
+
+// A slot copied mid-decode (a fork: beams, n > 1) continues exactly as the original, so the
+// copy carries the cross memory, the source length and srformer's RAF state.
+TEST_P(Seq2seqGoldenTest, AForkedSlotContinuesLikeTheOriginal) {
+  ASSERT_TRUE(model_->Encode(*states_, 0, golden_.source).ok());
+  const int vocab = golden_.vocab_size;
+  const size_t half = inputs_.size() / 2;
+  std::vector<float> logits(vocab);
+  ASSERT_TRUE(model_
+                  ->Prefill(*states_, 0, std::span<const int32_t>(inputs_).first(half),
+                            models::LogitsWanted::kLastToken, logits)
+                  .ok());
+  ASSERT_TRUE(states_->Copy(0, 1).ok());
+  ASSERT_TRUE(states_->Reset(0).ok());  // the original is gone; only the copy remains
+  for (size_t t = half; t < inputs_.size(); ++t) {
+    const std::vector<int32_t> slot = {1};
+    const std::vector<int32_t> token = {inputs_[t]};
+    ASSERT_TRUE(model_->Step(*states_, slot, token, logits).ok());
+    ExpectRow(logits, t);
+  }
+}
+
+TEST_P(Seq2seqGoldenTest, EncodeRefusesSourcesItCannotHold) {
+  const std::vector<int32_t> empty;
+  absl::Status status = model_->Encode(*states_, 0, empty);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("source of 0 tokens"), std::string::npos) << status;
+  const int limit = model_->seq2seq()->max_source_tokens;
+  const std::vector<int32_t> too_long(limit + 1, 3);
+  status = model_->Encode(*states_, 0, too_long);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find(absl::StrCat("source of ", limit + 1, " tokens")),
+            std::string::npos)
+      << status;
+  const std::vector<int32_t> outside = {1, golden_.vocab_size, 2};
+  status = model_->Encode(*states_, 0, outside);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find(absl::StrCat("token ", golden_.vocab_size)), std::string::npos)
+      << status;
+}
+
+TEST_P(Seq2seqGoldenTest, StateBytesAreTheDecoderAndCrossParts) {
+  const models::Seq2seqShape& shape = *model_->seq2seq();
+  EXPECT_GT(shape.decoder_state_bytes, 0);
+  EXPECT_GT(shape.cross_memory_bytes, 0);
+  EXPECT_EQ(model_->state_bytes_per_request(),
+            shape.decoder_state_bytes + shape.cross_memory_bytes);
+  EXPECT_EQ(states_->bytes_per_slot(), model_->state_bytes_per_request());
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, Seq2seqGoldenTest, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& info) {
+                           return absl::StrCat(info.param.variant, "_",
+                                               kernels::BackendName(info.param.backend));
+                         });
+
+}  // namespace
+}  // namespace slotserve::golden
