@@ -24,6 +24,9 @@ struct RequestLimits {
   int max_top_logprobs = 0;
   int max_n = 1;  // SchedulerOptions::max_n, capped by the slots in the pool
   bool has_tokenizer = false;
+  // Encoder–decoder models (source_validation.h): a source is required and bounded.
+  bool seq2seq = false;
+  int max_source_tokens = 0;
 };
 
 absl::Status ValidateGenerationRequest(const GenerationRequest& request,
