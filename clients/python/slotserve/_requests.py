@@ -17,13 +17,15 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
                   top_k=None, top_p=None, min_p=None, repetition_penalty=None,
                   presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
                   stop_token_ids=None, ignore_eos=False, logprobs=None, request_id="", n=None,
-                  keep_session=False, session=None):
+                  keep_session=False, session=None, source=None):
     """The request for `prompt` (text, or a list of token ids used as given). Unset options take
     the server's defaults. `logprobs`: None for none, N for each token's log probability and its
     N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them.
     `n`: choices of one prompt, prefilled once (choice i samples with seed + i). `session`: a
     handle to continue (only the new prompt is prefilled); `keep_session`: keep the final state
-    (Finished.session_handle names it)."""
+    (Finished.session_handle names it). `source`: for an encoder-decoder model
+    (ModelInfo.is_seq2seq), the text or token ids to translate; `prompt` is then an optional
+    target prefix (None or "" for none)."""
     request = pb.GenerateRequest(request_id=request_id)
     if n is not None:
         request.n = n
@@ -31,12 +33,10 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
         request.session.keep = True
     if session is not None:
         request.session.handle = session
-    if isinstance(prompt, str):
-        request.text = prompt.encode("utf-8")
-    elif isinstance(prompt, (list, tuple)) and all(isinstance(i, int) for i in prompt):
-        request.token_ids.ids.extend(prompt)
-    else:
-        raise TypeError(f"prompt must be a str or a list of token ids, got {type(prompt).__name__}")
+    if source is not None:
+        _set_text_or_ids(request.source, source, "source")
+    if prompt is not None or source is None:  # beside a source the prompt may be left out
+        _set_text_or_ids(request, prompt, "prompt")
     sampling = request.sampling
     for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
                         ("min_p", min_p), ("repetition_penalty", repetition_penalty),
@@ -59,6 +59,16 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
         request.logprobs.enabled = True
         request.logprobs.top_n = logprobs
     return request
+
+
+def _set_text_or_ids(message, value, what):
+    """Sets the `text` or `token_ids` of `message` (a GenerateRequest or its Source)."""
+    if isinstance(value, str):
+        message.text = value.encode("utf-8")
+    elif isinstance(value, (list, tuple)) and all(isinstance(i, int) for i in value):
+        message.token_ids.ids.extend(value)
+    else:
+        raise TypeError(f"{what} must be a str or a list of token ids, got {type(value).__name__}")
 
 
 def _logprobs(entries):

@@ -62,7 +62,8 @@ class Client(ClientBase):
         """Streams the completion of `prompt` (text, or a list of token ids). Options: see
         slotserve._requests.build_request (max_new_tokens, temperature, top_k, top_p, min_p,
         repetition/presence/frequency_penalty, seed, stop, stop_token_ids, ignore_eos,
-        min_new_tokens, logprobs, request_id, n, keep_session, session)."""
+        min_new_tokens, logprobs, request_id, n, keep_session, session, source). For an
+        encoder-decoder model pass source= (text or ids) and prompt=None or a target prefix."""
         request = _requests.build_request(prompt, **options)
         return GenerationStream(self._stub.Generate(request, timeout=self._timeout_of(timeout),
                                                     metadata=self._metadata))
