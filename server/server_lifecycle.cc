@@ -165,6 +165,8 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
                              http::ChatTemplate::LoadFromModelDir(model_dir));
   const std::string template_origin = chat_template.origin();
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
+  model.seq2seq = scheduler.seq2seq() != nullptr;
+  model.eos_id = scheduler.model_config().eos_id;
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
       http::HttpFrontEnd::Start({config.http_address, config.http_threads, tls, api_keys},
