@@ -1,11 +1,12 @@
-// An encoder-decoder model served by a real server process (the tiny_seq2seq_model fixture:
+// An encoder-decoder model served by a real server process (make_tiny_seq2seq_model.sh:
 // random weights, the tiny model's SentencePiece tokenizer): GetModelInfo's seq2seq fields and
 // the state-part metrics, a text source and its token ids translating alike, the refusals
-// quoting what was sent, n = 2 with a source, and slotserve-cli translate. Skipped while the
-// server cannot load a seq2seq directory (the model is built on its own branch).
+// quoting what was sent, n = 2 with a source, HTTP's source field and slotserve-cli translate.
+// Skipped while the server cannot load a seq2seq directory (the model is built on its own branch).
 #include <gtest/gtest.h>
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tests/integration/http_client.h"
 #include "tests/integration/server_test.h"
 
 namespace slotserve::testing {
@@ -17,8 +18,9 @@ class Seq2seqServerTest : public ServerTest {
  protected:
   void SetUp() override {
     std::string error;
-    server_ = ServerProcess::Start({"--model=" SLOTSERVE_TINY_SEQ2SEQ_MODEL_DIR, "--max-slots=3"},
-                                   &error);
+    server_ = ServerProcess::Start(
+        {"--model=" SLOTSERVE_TINY_SEQ2SEQ_MODEL_DIR, "--max-slots=3", "--http-listen=127.0.0.1:0"},
+        &error);
     if (server_ == nullptr && absl::StrContains(error, "config.json")) {
       GTEST_SKIP() << "this server does not load the seq2seq model yet: " << error;
     }
@@ -120,6 +122,25 @@ TEST_F(Seq2seqServerTest, RefusalsQuoteWhatWasSentAndTheServerGoesOn) {
   ExpectRefused(outside, "source_ids[0] must be a token id in [0, 400), got 400");
   EXPECT_TRUE(Generate(*stub_, Translation(4)).status.ok());
   EXPECT_TRUE(PoolIsFull());
+}
+
+TEST_F(Seq2seqServerTest, HttpCompletionsTakeASourceAndRefuseItsAbsence) {
+  grpc::ClientContext context;
+  v1::CompleteResponse whole;
+  ASSERT_TRUE(stub_->Complete(&context, Translation(6), &whole).ok());
+  const HttpResult http =
+      PostJson(server_->http_port(), "/v1/completions",
+               {{"source", kSource}, {"max_tokens", 6}, {"temperature", 0}, {"ignore_eos", true}});
+  ASSERT_EQ(http.status, 200) << http.body;
+  EXPECT_EQ(http.json["choices"][0]["text"], whole.text());
+  const HttpResult missing =
+      PostJson(server_->http_port(), "/v1/completions", {{"prompt", "In the beginning"}});
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_EQ(missing.json["error"]["param"], "source") << missing.body;
+  const HttpResult chat = PostJson(server_->http_port(), "/v1/chat/completions",
+                                   {{"messages", {{{"role", "user"}, {"content", "hi"}}}}});
+  EXPECT_EQ(chat.status, 400);
+  EXPECT_EQ(chat.json["error"]["param"], "messages") << chat.body;
 }
 
 TEST_F(Seq2seqServerTest, CliTranslateStreamsWhatCompleteReturns) {
