@@ -21,7 +21,10 @@ class Seq2seqServerTest : public ServerTest {
     server_ = ServerProcess::Start(
         {"--model=" SLOTSERVE_TINY_SEQ2SEQ_MODEL_DIR, "--max-slots=3", "--http-listen=127.0.0.1:0"},
         &error);
-    if (server_ == nullptr && absl::StrContains(error, "config.json")) {
+    // Before the model lands: config.json's seq2seq keys are unknown, or the directory checks
+    // out but the build "cannot run encoder-decoder models yet".
+    if (server_ == nullptr && (absl::StrContains(error, "config.json") ||
+                               absl::StrContains(error, "encoder-decoder models yet"))) {
       GTEST_SKIP() << "this server does not load the seq2seq model yet: " << error;
     }
     ASSERT_NE(server_, nullptr) << error;
