@@ -89,6 +89,9 @@ class ActiveRequest {
   void AttachSessionState(RequestState state);
   std::optional<RequestState> TakeSessionState();
   bool continues_session() const { return !request_.session.handle.empty(); }
+  // A new seq2seq request: its source is encoded at admission, and its slot is never a prefix
+  // state (the cross memory depends on the source).
+  bool has_source() const { return !request_.source_ids.empty(); }
 
   RequestId id() const { return id_; }
   const GenerationRequest& request() const { return request_; }

@@ -3,7 +3,15 @@
 namespace slotserve::engine {
 
 std::string_view StepPhaseName(StepPhase phase) {
-  return phase == StepPhase::kPrefill ? "prefill" : "decode";
+  switch (phase) {
+    case StepPhase::kPrefill:
+      return "prefill";
+    case StepPhase::kDecode:
+      return "decode";
+    case StepPhase::kEncode:
+      return "encode";
+  }
+  return "unknown";
 }
 
 }  // namespace slotserve::engine

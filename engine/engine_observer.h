@@ -12,7 +12,7 @@
 
 namespace slotserve::engine {
 
-enum class StepPhase { kPrefill, kDecode };
+enum class StepPhase { kPrefill, kDecode, kEncode };  // kEncode: a seq2seq source
 
 // "prefill" or "decode".
 std::string_view StepPhaseName(StepPhase phase);

@@ -98,6 +98,13 @@ struct GenerationRequest {
   int64_t n = 1;
   SessionOptions session;
   BeamOptions beam;
+  // Encoder–decoder models only (DESIGN §8, source_validation.h): the source to translate or
+  // summarise, as token ids (a text source is tokenised at the edge and ends with eos, no
+  // BOS). At admission the engine runs the encoder over it into the slot's cross memory; the
+  // decoder's input is then [decoder_start_id] + prompt_ids (the scheduler prepends the start
+  // id at Submit). Empty for decoder-only models and for a session's continuation, whose
+  // state already holds its cross memory.
+  std::vector<int32_t> source_ids;
   // The request ends with DEADLINE_EXCEEDED when still running at this time (checked once
   // per engine step). A deadline already past refuses the request at Submit.
   absl::Time deadline = absl::InfiniteFuture();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
+#include "engine/source_validation.h"
 #include "models/token_sampling.h"
 
 namespace slotserve::engine {
@@ -143,8 +144,10 @@ int32_t EffectiveMaxNewTokens(const StoppingOptions& stopping, const RequestLimi
 
 absl::Status ValidateGenerationRequest(const GenerationRequest& request,
                                        const RequestLimits& limits) {
+  SLOTSERVE_RETURN_IF_ERROR(ValidateSource(request, limits));
   const size_t prompt_tokens = request.prompt_ids.size();
-  if (prompt_tokens == 0) return Invalid("prompt must hold at least one token, got none");
+  if (prompt_tokens == 0 && !EmptyPromptAllowed(request, limits))
+    return Invalid("prompt must hold at least one token, got none");
   if (prompt_tokens > static_cast<size_t>(limits.max_prompt_tokens)) {
     return Invalid(absl::StrCat("prompt must be at most ", limits.max_prompt_tokens,
                                 " tokens, got ", prompt_tokens));

@@ -25,6 +25,9 @@ struct RequestLimits {
   int max_n = 1;           // SchedulerOptions::max_n, capped by the slots in the pool
   int max_beam_width = 1;  // SchedulerOptions::max_beam_width, capped by the slots in the pool
   bool has_tokenizer = false;
+  // Encoder–decoder models (source_validation.h): a source is required and bounded.
+  bool seq2seq = false;
+  int max_source_tokens = 0;
 };
 
 // Beam search (beam.width > 1) is deterministic and returns its n-best in one stream, so it

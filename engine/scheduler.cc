@@ -132,6 +132,9 @@ class Scheduler::Impl final : private RequestFinisher {
         request.prompt_ids.insert(request.prompt_ids.begin(), session_state->pending_token);
       }
     }
+    if (!request.source_ids.empty()) {  // the decoder starts from its start token (DESIGN §8)
+      request.prompt_ids.insert(request.prompt_ids.begin(), model_->seq2seq()->decoder_start_id);
+    }
     StopLimits stop_limits;
     stop_limits.max_new_tokens = EffectiveMaxNewTokens(request.stopping, limits_);
     stop_limits.eos_id = model_->config().eos_id;
@@ -192,6 +195,10 @@ class Scheduler::Impl final : private RequestFinisher {
     limits.max_n = std::min(options.max_n, options.max_slots);
     limits.max_beam_width = std::min(options.max_beam_width, options.max_slots);
     limits.has_tokenizer = tokenizer != nullptr;
+    if (const models::Seq2seqShape* seq2seq = model.seq2seq(); seq2seq != nullptr) {
+      limits.seq2seq = true;
+      limits.max_source_tokens = seq2seq->max_source_tokens;
+    }
     return limits;
   }
 
@@ -314,8 +321,24 @@ class Scheduler::Impl final : private RequestFinisher {
       }
       return restored.ok();
     }
+    if (request.has_source()) return EncodeSource(request);
     RestorePrefix(request);
     return true;
+  }
+
+  // Runs the encoder over a new seq2seq request's source into its slot's cross memory (false:
+  // the request ended with the model's error). Its time counts in the request's prefill.
+  // Prefix states are not used for such requests: the cache is keyed by decoder tokens only, so
+  // a hit would bring another source's cross memory.
+  bool EncodeSource(ActiveRequest& request) {
+    const std::vector<int32_t>& source = request.request().source_ids;
+    const absl::Time start = absl::Now();
+    const absl::Status encoded = model_->Encode(*arena_, request.slot(), source);
+    observer_.OnStep(StepPhase::kEncode, static_cast<int>(source.size()), absl::Now() - start);
+    if (!encoded.ok()) {
+      Finish(request, FinishReason::kCancelled, ModelError("encode", encoded));
+    }
+    return encoded.ok();
   }
 
   // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
@@ -508,6 +531,7 @@ SchedulerStats Scheduler::stats() const { return impl_->stats(); }
 SessionStore& Scheduler::sessions() { return impl_->sessions(); }
 const SchedulerOptions& Scheduler::options() const { return impl_->options(); }
 const models::ModelConfig& Scheduler::model_config() const { return impl_->model().config(); }
+const models::Seq2seqShape* Scheduler::seq2seq() const { return impl_->model().seq2seq(); }
 int64_t Scheduler::state_bytes_per_request() const {
   return impl_->model().state_bytes_per_request();
 }

@@ -126,6 +126,8 @@ class Scheduler {
   // The model's description; immutable, safe from any thread.
   const models::ModelConfig& model_config() const;
   int64_t state_bytes_per_request() const;
+  // Encoder–decoder models' shape (source limit, state parts); null for decoder-only ones.
+  const models::Seq2seqShape* seq2seq() const;
   kernels::Backend backend() const;
   const Tokenizer* tokenizer() const;
 

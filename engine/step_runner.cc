@@ -130,7 +130,7 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
 }
 
 void StepRunner::MaybeCheckpoint(const ActiveRequest& request) {
-  if (prefix_cache_ == nullptr || request.continues_session()) return;
+  if (prefix_cache_ == nullptr || request.continues_session() || request.has_source()) return;
   const std::span<const int32_t> prefix = request.prompt_absorbed();
   if (!prefix_cache_->Wants(prefix)) return;  // also false off a block boundary
   std::vector<uint8_t> snapshot;

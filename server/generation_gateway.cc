@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/request_parsing.h"
+#include "server/source_parsing.h"
 
 namespace slotserve::server {
 
@@ -21,6 +22,13 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
   absl::StatusOr<engine::GenerationRequest> parsed =
       ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
                            scheduler_.model_config().vocab_size, DeadlineFromGrpc(deadline));
+  if (parsed.ok()) {
+    if (absl::Status source = ParseSource(request, scheduler_.tokenizer(),
+                                          scheduler_.model_config().eos_id, &*parsed);
+        !source.ok()) {
+      parsed = std::move(source);
+    }
+  }
   if (!parsed.ok()) {
     CountRefusal(parsed.status());
     return parsed.status();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "kernels/backend.h"
 #include "models/attention_kind.h"
 
@@ -13,7 +14,17 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   const engine::SchedulerStats stats = scheduler.stats();
   v1::ModelInfo info;
   info.set_model(model_name);
-  info.set_architecture("decoder-only transformer, pre-norm");
+  const models::Seq2seqShape* seq2seq = scheduler.seq2seq();
+  info.set_architecture(seq2seq != nullptr ? "encoder-decoder transformer, pre-norm"
+                                           : "decoder-only transformer, pre-norm");
+  if (seq2seq != nullptr) {
+    info.set_is_seq2seq(true);
+    info.set_cross_attention_kind(seq2seq->cross_kind);
+    info.set_max_source_tokens(static_cast<uint32_t>(seq2seq->max_source_tokens));
+    info.set_decoder_state_bytes_per_request(seq2seq->decoder_state_bytes);
+    info.set_cross_memory_bytes_per_request(seq2seq->cross_memory_bytes);
+    info.set_decoder_start_id(seq2seq->decoder_start_id);
+  }
   const models::AttentionKindDescription& kind =
       models::DescribeAttentionKind(config.attention.kind);
   info.set_attention_kind(kind.name);
@@ -43,6 +54,14 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   info.set_session_memory_bytes_limit(options.session_memory_bytes);
   info.set_session_ttl_seconds(absl::ToDoubleSeconds(options.session_ttl));
   return info;
+}
+
+std::string DescribeSeq2seqState(const models::Seq2seqShape* seq2seq) {
+  if (seq2seq == nullptr) return "";
+  return absl::StrCat(" (encoder-decoder: ", seq2seq->decoder_state_bytes,
+                      " decoder self-attention + ", seq2seq->cross_memory_bytes,
+                      " cross memory, cross attention ", seq2seq->cross_kind, ", sources up to ",
+                      seq2seq->max_source_tokens, " tokens)");
 }
 
 }  // namespace slotserve::server

@@ -53,15 +53,18 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
                                                                absl::Time deadline) {
   engine::GenerationRequest parsed;
   parsed.request_id = request.request_id();
+  // Beside a source (source_parsing.h) the prompt is an optional target prefix, without BOS.
+  const bool target_prefix = request.has_source();
   switch (request.prompt_case()) {
     case v1::GenerateRequest::kText: {
       if (request.text().empty()) {
+        if (target_prefix) break;
         return absl::InvalidArgumentError("text must not be empty");
       }
       // A session's continuation goes on from its context: no new BOS.
-      SLOTSERVE_ASSIGN_OR_RETURN(parsed.prompt_ids,
-                                 EncodeText(request.text(), "text", tokenizer,
-                                            request.session().handle().empty() ? bos_id : -1));
+      const bool starts_context = request.session().handle().empty() && !target_prefix;
+      SLOTSERVE_ASSIGN_OR_RETURN(parsed.prompt_ids, EncodeText(request.text(), "text", tokenizer,
+                                                               starts_context ? bos_id : -1));
       break;
     }
     case v1::GenerateRequest::kTokenIds:
@@ -79,6 +82,7 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
       }
       break;
     case v1::GenerateRequest::PROMPT_NOT_SET:
+      if (target_prefix) break;
       return absl::InvalidArgumentError(
           "prompt must be set: give either text or token_ids, got neither");
   }

@@ -29,6 +29,7 @@
 #include "server/api_keys.h"
 #include "server/http/http_front_end.h"
 #include "server/http/metrics_route.h"
+#include "server/model_info.h"
 #include "server/redis_session_store.h"
 #include "server/reflection_v1_service.h"
 #include "server/server_metrics.h"
@@ -164,6 +165,8 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
                              http::ChatTemplate::LoadFromModelDir(model_dir));
   const std::string template_origin = chat_template.origin();
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
+  model.seq2seq = scheduler.seq2seq() != nullptr;
+  model.eos_id = scheduler.model_config().eos_id;
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
       http::HttpFrontEnd::Start({config.http_address, config.http_threads, tls, api_keys},
@@ -265,6 +268,7 @@ absl::Status RunServer(const ServerConfig& config) {
                              models::LanguageModel::Load(model_dir, config.backend));
   const models::ModelConfig model_config = model->config();
   const int64_t state_bytes = model->state_bytes_per_request();
+  const std::string seq2seq_note = DescribeSeq2seqState(model->seq2seq());
   const std::string model_name = ModelName(model_dir);
   // What an exported session state must match to be imported here (DESIGN §9).
   SLOTSERVE_ASSIGN_OR_RETURN(const base::Digest fingerprint, models::ModelFingerprint(model_dir));
@@ -292,6 +296,9 @@ absl::Status RunServer(const ServerConfig& config) {
                                   models::AttentionKindName(model_config.attention.kind),
                                   kernels::BackendName(config.backend)},
                         scheduler_options.max_slots, state_bytes);
+  if (const models::Seq2seqShape* seq2seq = model->seq2seq(); seq2seq != nullptr) {
+    metrics.SetStateParts(seq2seq->decoder_state_bytes, seq2seq->cross_memory_bytes);
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<engine::Scheduler> scheduler,
       engine::Scheduler::Create(std::move(model), tokenizer.get(), scheduler_options, &metrics));
@@ -317,13 +324,13 @@ absl::Status RunServer(const ServerConfig& config) {
   std::fprintf(
       stderr,
       "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-      "request, %d state slots (%.1f MiB, from %s), device sampling %s, max step latency %s, "
+      "request%s, %d state slots (%.1f MiB, from %s), device sampling %s, max step latency %s, "
       "%s%slistening on "
       "%s, metrics on http://%s/metrics\n",
       model_name.c_str(), config.model_dir.c_str(),
       models::DescribeAttention(model_config.attention).c_str(),
       kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
-      scheduler_options.max_slots,
+      seq2seq_note.c_str(), scheduler_options.max_slots,
       static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
       pool_origin.c_str(),
       engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",

@@ -77,11 +77,12 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
                                "Requests decoded together in one engine step", BatchBuckets())),
       step_duration_seconds_(prometheus::BuildHistogram()
                                  .Name("slotserve_step_duration_seconds")
-                                 .Help("Duration of one model call: a prefill chunk or a "
-                                       "decode step over the batch")
+                                 .Help("Duration of one model call: a prefill chunk, a "
+                                       "decode step over the batch, or a seq2seq source's encoder")
                                  .Register(*registry_)),
       prefill_step_seconds_(step_duration_seconds_.Add({{"phase", "prefill"}}, StepBuckets())),
       decode_step_seconds_(step_duration_seconds_.Add({{"phase", "decode"}}, StepBuckets())),
+      encode_step_seconds_(step_duration_seconds_.Add({{"phase", "encode"}}, StepBuckets())),
       requests_running_(
           AddGauge(*registry_, "slotserve_requests_running", "Requests holding a state slot")),
       requests_queued_(
@@ -91,6 +92,13 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
           AddGauge(*registry_, "slotserve_state_slots_total", "State slots in the pool")),
       state_bytes_per_request_(AddGauge(*registry_, "slotserve_state_bytes_per_request",
                                         "Bytes of recurrent state one request holds")),
+      state_part_bytes_per_request_(
+          prometheus::BuildGauge()
+              .Name("slotserve_state_part_bytes_per_request")
+              .Help("The parts of slotserve_state_bytes_per_request: the decoder's own state "
+                    "(decoder_self) and an encoder-decoder model's cross memory (cross_memory; "
+                    "0 for a decoder-only model)")
+              .Register(*registry_)),
       prefix_cache_hits_total_(AddCounter(*registry_, "slotserve_prefix_cache_hits_total",
                                           "Prompts started from a cached prefix state")),
       prefix_cache_misses_total_(AddCounter(*registry_, "slotserve_prefix_cache_misses_total",
@@ -118,6 +126,7 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
   for (std::string_view api : {"grpc", "http"}) UnauthenticatedWithApi(api);
   state_slots_total_.Set(slots_total);
   state_bytes_per_request_.Set(static_cast<double>(state_bytes_per_request));
+  SetStateParts(state_bytes_per_request, 0);
   prometheus::BuildGauge()
       .Name("slotserve_build_info")
       .Help("Always 1; the labels describe the running server")
@@ -165,13 +174,26 @@ void ServerMetrics::OnRequestFinished(const engine::Finished& finished) {
   request_duration_seconds_.Observe(absl::ToDoubleSeconds(finished.timings.total));
 }
 
+void ServerMetrics::SetStateParts(int64_t decoder_self_bytes, int64_t cross_memory_bytes) {
+  state_part_bytes_per_request_.Add({{"part", "decoder_self"}})
+      .Set(static_cast<double>(decoder_self_bytes));
+  state_part_bytes_per_request_.Add({{"part", "cross_memory"}})
+      .Set(static_cast<double>(cross_memory_bytes));
+}
+
 void ServerMetrics::OnStep(engine::StepPhase phase, int batch_size, absl::Duration duration) {
   const double seconds = absl::ToDoubleSeconds(duration);
-  if (phase == engine::StepPhase::kDecode) {
-    decode_step_seconds_.Observe(seconds);
-    batch_size_.Observe(batch_size);
-  } else {
-    prefill_step_seconds_.Observe(seconds);
+  switch (phase) {
+    case engine::StepPhase::kDecode:
+      decode_step_seconds_.Observe(seconds);
+      batch_size_.Observe(batch_size);
+      break;
+    case engine::StepPhase::kPrefill:
+      prefill_step_seconds_.Observe(seconds);
+      break;
+    case engine::StepPhase::kEncode:
+      encode_step_seconds_.Observe(seconds);
+      break;
   }
 }
 

@@ -42,6 +42,9 @@ class ServerMetrics final : public engine::EngineObserver {
   // requests_total, which counts generation requests, because any call (GetModelInfo too) can
   // be refused this way and a flood of bad keys should not read as the model failing.
   void OnUnauthenticated(std::string_view api);
+  // An encoder-decoder model's two state parts (state_part_bytes_per_request{part}); until
+  // called, the whole state is the decoder's and the cross memory 0.
+  void SetStateParts(int64_t decoder_self_bytes, int64_t cross_memory_bytes);
 
   // engine::EngineObserver (engine thread).
   void OnRequestAdmitted(absl::Duration queue_time) override;
@@ -71,11 +74,13 @@ class ServerMetrics final : public engine::EngineObserver {
   prometheus::Family<prometheus::Histogram>& step_duration_seconds_;
   prometheus::Histogram& prefill_step_seconds_;
   prometheus::Histogram& decode_step_seconds_;
+  prometheus::Histogram& encode_step_seconds_;
   prometheus::Gauge& requests_running_;
   prometheus::Gauge& requests_queued_;
   prometheus::Gauge& state_slots_used_;
   prometheus::Gauge& state_slots_total_;
   prometheus::Gauge& state_bytes_per_request_;
+  prometheus::Family<prometheus::Gauge>& state_part_bytes_per_request_;
   prometheus::Counter& prefix_cache_hits_total_;
   prometheus::Counter& prefix_cache_misses_total_;
   prometheus::Counter& prefix_cache_tokens_saved_total_;

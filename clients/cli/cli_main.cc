@@ -2,6 +2,7 @@
 //
 //   slotserve-cli [--server ADDR] generate "prompt"     stream a completion as it arrives
 //   slotserve-cli complete "prompt"                      the same, whole text at once (unary)
+//   slotserve-cli translate --source "text" ["prefix"]  stream an encoder-decoder model's output
 //   slotserve-cli info | health | tokenize "text"
 //   slotserve-cli export-session HANDLE > state.bin;  slotserve-cli import-session state.bin
 //
@@ -27,6 +28,7 @@
 #include "clients/cli/commands.h"
 #include "clients/cli/connection_flags.h"
 #include "clients/cli/request_flags.h"
+#include "clients/cli/source_flags.h"
 
 ABSL_FLAG(std::string, server, "localhost:50051", "slotserve-server's gRPC address");
 ABSL_FLAG(std::optional<absl::Duration>, timeout, std::nullopt,
@@ -41,6 +43,8 @@ constexpr char kUsage[] =
     "\n"
     "  generate PROMPT   stream a completion to stdout as it arrives (PROMPT - reads stdin)\n"
     "  complete PROMPT   the same through the unary Complete RPC\n"
+    "  translate --source TEXT | --source-ids IDS [PREFIX]   stream an encoder-decoder\n"
+    "                    model's translation of the source (PREFIX: target text it starts with)\n"
     "  info              the model, its attention memory and the state-slot pool\n"
     "  health            SERVING or NOT_SERVING (exit 0 only when SERVING)\n"
     "  tokenize TEXT     token ids and pieces of TEXT\n"
@@ -119,7 +123,7 @@ int main(int argc, char** argv) {
   context.server = absl::GetFlag(FLAGS_server);
   context.json = absl::GetFlag(FLAGS_json);
   context.quiet = absl::GetFlag(FLAGS_quiet);
-  const bool generates = command == "generate" || command == "complete";
+  const bool generates = command == "generate" || command == "complete" || command == "translate";
   context.timeout =
       absl::GetFlag(FLAGS_timeout).value_or(generates ? absl::ZeroDuration() : absl::Seconds(10));
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel =
@@ -128,6 +132,11 @@ int main(int argc, char** argv) {
   context.channel = *std::move(channel);
   context.api_key = clients::ApiKeyFromFlags();
 
+  if (command == "translate") {
+    if (!clients::SourceGiven()) return UsageError("translate needs --source or --source-ids");
+    if (rest.size() > 1) return UsageError("translate takes at most one PREFIX argument");
+    return clients::RunGenerate(context, rest.empty() ? "" : ReadArgument(rest[0]));
+  }
   if (generates) {
     std::string prompt;
     if (clients::PromptGivenAsTokenIds()) {

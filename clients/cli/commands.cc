@@ -14,6 +14,7 @@
 #include "clients/cli/generation_printer.h"
 #include "clients/cli/request_flags.h"
 #include "clients/cli/rpc_errors.h"
+#include "clients/cli/source_flags.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "slotserve/v1/slotserve.grpc.pb.h"
@@ -214,6 +215,7 @@ int RunInfo(const CliContext& context) {
       info.max_n(), info.max_beam_width(), info.prefix_block(),
       static_cast<long long>(info.prefix_cache_bytes_limit()),
       static_cast<long long>(info.session_memory_bytes_limit()), info.session_ttl_seconds());
+  PrintSeq2seqInfo(info, stdout);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "clients/cli/source_flags.h"
 
 ABSL_FLAG(std::optional<float>, temperature, std::nullopt, "0 = greedy; default 1");
 ABSL_FLAG(int, top_k, 0, "Keep only the k most likely tokens (0 = off)");
@@ -110,6 +111,7 @@ absl::StatusOr<v1::GenerateRequest> BuildGenerateRequest(const std::string& prom
   request.mutable_session()->set_handle(absl::GetFlag(FLAGS_session));
   if (!request.session().keep() && request.session().handle().empty()) request.clear_session();
 
+  if (absl::Status source = AddSource(&request); !source.ok()) return source;
   if (auto top_n = absl::GetFlag(FLAGS_logprobs)) {
     request.mutable_logprobs()->set_enabled(true);
     request.mutable_logprobs()->set_top_n(*top_n);

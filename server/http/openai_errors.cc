@@ -24,7 +24,7 @@ std::optional<std::string> Payload(const absl::Status& status, absl::string_view
 // the message names no known field.
 std::optional<std::string> RenameEngineField(const ParamNames& names, std::string* message) {
   // Longest first where one name starts another (prompt_ids before prompt).
-  const std::array<std::pair<std::string_view, std::string_view>, 20> fields = {{
+  const std::array<std::pair<std::string_view, std::string_view>, 22> fields = {{
       {"sampling.temperature", "temperature"},
       {"sampling.top_k", "top_k"},
       {"sampling.top_p", "top_p"},
@@ -41,6 +41,8 @@ std::optional<std::string> RenameEngineField(const ParamNames& names, std::strin
       {"logprobs.enabled", "logprobs"},
       {"prompt_ids", names.prompt},
       {"prompt", names.prompt},
+      {"source_ids", "source"},
+      {"source", "source"},
       {"n", "n"},
       // Beam search: vLLM's names (openai_request.cc, ReadBeam).
       {"beam.width", "best_of"},

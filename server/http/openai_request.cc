@@ -8,6 +8,7 @@
 #include "base/status_macros.h"
 #include "models/json_document.h"
 #include "server/http/json_params.h"
+#include "server/http/openai_source.h"
 #include "server/prompt_encoding.h"
 
 namespace slotserve::server::http {
@@ -152,13 +153,7 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
   SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));
   SLOTSERVE_RETURN_IF_ERROR(params.Bool("return_token_ids", &request->return_token_ids));
   params.Accept("user");  // OpenAI's end-user label, for their abuse monitoring
-  // The extension for encoder-decoder models (DESIGN §8), which the engine does not serve yet.
-  if (params.Has("source")) {
-    return Unsupported("source",
-                       "a seq2seq source needs an encoder-decoder model; this server "
-                       "serves a decoder-only language model");
-  }
-  return absl::OkStatus();
+  return ReadSource(params, model, &request->generation);
 }
 
 absl::Status RequireObject(const nlohmann::json& body) {
@@ -171,6 +166,8 @@ absl::Status RequireObject(const nlohmann::json& body) {
 // forms; batches of several prompts are refused).
 absl::StatusOr<std::vector<int32_t>> ReadPrompt(JsonParams& params, const ServedModel& model) {
   const nlohmann::json* prompt = params.Get("prompt");
+  // Beside a seq2seq source the prompt is an optional target prefix, without BOS.
+  if (model.seq2seq && (prompt == nullptr || *prompt == "")) return std::vector<int32_t>();
   if (prompt == nullptr) {
     return Invalid("prompt", "prompt is required: a string or an array of token ids");
   }
@@ -185,7 +182,8 @@ absl::StatusOr<std::vector<int32_t>> ReadPrompt(JsonParams& params, const Served
   }
   if (single->is_string()) {
     if (single->get<std::string>().empty()) return Invalid("prompt", "prompt must not be empty");
-    return EncodeText(single->get<std::string>(), "prompt", model.tokenizer, model.bos_id);
+    return EncodeText(single->get<std::string>(), "prompt", model.tokenizer,
+                      model.seq2seq ? -1 : model.bos_id);
   }
   if (single->is_array()) {
     if (single->empty()) return Invalid("prompt", "prompt must not be empty");
@@ -316,6 +314,7 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
   OpenAiRequest request;
   request.names.prompt = "messages";
   request.names.top_logprobs = "top_logprobs";
+  SLOTSERVE_RETURN_IF_ERROR(RefuseChatForSeq2seq(model));
   SLOTSERVE_RETURN_IF_ERROR(ReadCommon(params, model, Endpoint::kChat, &request));
   SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<ChatMessage> messages,
                              ReadMessages(params, *model.chat_template));

@@ -28,6 +28,9 @@ struct ServedModel {
   const engine::Tokenizer* tokenizer = nullptr;  // null: text prompts are refused
   int bos_id = -1;                               // prepended to text prompts (< 0: none)
   const ChatTemplate* chat_template = nullptr;   // required for chat
+  // Encoder-decoder models (openai_source.h): "source" is required, "prompt" optional.
+  bool seq2seq = false;
+  int eos_id = -1;  // ends a text source
 };
 
 // As OpenAI's legacy completions API (and vLLM's): max_tokens when the request sets none.

@@ -18,7 +18,7 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
                   presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
                   stop_token_ids=None, ignore_eos=False, logprobs=None, request_id="", n=None,
                   keep_session=False, session=None, beam_width=None, n_best=None,
-                  length_penalty=None):
+                  length_penalty=None, source=None):
     """The request for `prompt` (text, or a list of token ids used as given). Unset options take
     the server's defaults. `logprobs`: None for none, N for each token's log probability and its
     N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them.
@@ -27,7 +27,9 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
     (Finished.session_handle names it). `beam_width` > 1: beam search instead of sampling
     (deterministic: the server refuses sampling options beside it); the best hypothesis streams
     as one chunk at the end and Finished.hypotheses holds the `n_best` best, each with its
-    `length_penalty`-ed score (score = logprob_sum / length ** length_penalty)."""
+    `length_penalty`-ed score (score = logprob_sum / length ** length_penalty). `source`: for an encoder-decoder model
+    (ModelInfo.is_seq2seq), the text or token ids to translate; `prompt` is then an optional
+    target prefix (None or "" for none)."""
     request = pb.GenerateRequest(request_id=request_id)
     if n is not None:
         request.n = n
@@ -41,12 +43,10 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
         request.beam.length_penalty = length_penalty
     if session is not None:
         request.session.handle = session
-    if isinstance(prompt, str):
-        request.text = prompt.encode("utf-8")
-    elif isinstance(prompt, (list, tuple)) and all(isinstance(i, int) for i in prompt):
-        request.token_ids.ids.extend(prompt)
-    else:
-        raise TypeError(f"prompt must be a str or a list of token ids, got {type(prompt).__name__}")
+    if source is not None:
+        _set_text_or_ids(request.source, source, "source")
+    if prompt is not None or source is None:  # beside a source the prompt may be left out
+        _set_text_or_ids(request, prompt, "prompt")
     sampling = request.sampling
     for name, value in (("temperature", temperature), ("top_k", top_k), ("top_p", top_p),
                         ("min_p", min_p), ("repetition_penalty", repetition_penalty),
@@ -69,6 +69,16 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
         request.logprobs.enabled = True
         request.logprobs.top_n = logprobs
     return request
+
+
+def _set_text_or_ids(message, value, what):
+    """Sets the `text` or `token_ids` of `message` (a GenerateRequest or its Source)."""
+    if isinstance(value, str):
+        message.text = value.encode("utf-8")
+    elif isinstance(value, (list, tuple)) and all(isinstance(i, int) for i in value):
+        message.token_ids.ids.extend(value)
+    else:
+        raise TypeError(f"{what} must be a str or a list of token ids, got {type(value).__name__}")
 
 
 def _logprobs(entries):

@@ -160,6 +160,22 @@ class SyncClientTest(unittest.TestCase):
         with self.assertRaises(TypeError):
             self.client.complete(3.5)
 
+    def test_source_reaches_the_server_which_a_decoder_only_model_refuses(self):
+        info = self.client.info()
+        self.assertFalse(info.is_seq2seq)
+        self.assertEqual(info.cross_memory_bytes_per_request, 0)
+        # Ids travel as given; the message counts them.
+        with self.assertRaises(slotserve.InvalidArgumentError) as caught:
+            self.client.complete("In the beginning", source=[5, 6, 7], max_new_tokens=4)
+        self.assertIn("decoder-only, got a source of 3 tokens", caught.exception.details)
+        # No prompt beside a source is allowed by the client (the target prefix is optional).
+        with self.assertRaises(slotserve.InvalidArgumentError) as caught:
+            list(self.client.generate(None, source="Hello", max_new_tokens=4))
+        self.assertIn("decoder-only", caught.exception.details)
+        with self.assertRaises(TypeError):
+            self.client.complete("x", source=3.5)
+        self.assertTrue(wait_for(lambda: pool_is_full(self.client), 10))
+
     def test_cancelling_a_stream_frees_its_slot_and_a_full_queue_is_resource_exhausted(self):
         long = dict(max_new_tokens=200000, temperature=0, ignore_eos=True)
         # One connection each, as separate clients, so a stream nobody reads stalls only its

@@ -37,6 +37,23 @@ TEST_F(ServerMetricsTest, StartsWithEveryFamilyAndTheStaticValues) {
   EXPECT_TRUE(HasLine(text, "slotserve_step_duration_seconds_count{phase=\"prefill\"} 0"));
 }
 
+TEST_F(ServerMetricsTest, TheStatePartsAreTheWholeStateUntilASeq2seqModelSetsThem) {
+  std::string text = Serialize(metrics_);
+  EXPECT_TRUE(HasLine(text, "slotserve_state_part_bytes_per_request{part=\"decoder_self\"} 8448"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "slotserve_state_part_bytes_per_request{part=\"cross_memory\"} 0"))
+      << text;
+  metrics_.SetStateParts(448, 8000);
+  metrics_.OnStep(engine::StepPhase::kEncode, 17, absl::Milliseconds(2));
+  text = Serialize(metrics_);
+  EXPECT_TRUE(HasLine(text, "slotserve_state_part_bytes_per_request{part=\"decoder_self\"} 448"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "slotserve_state_part_bytes_per_request{part=\"cross_memory\"} 8000"))
+      << text;
+  EXPECT_TRUE(HasLine(text, "slotserve_step_duration_seconds_count{phase=\"encode\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "slotserve_step_duration_seconds_count{phase=\"prefill\"} 0")) << text;
+}
+
 TEST_F(ServerMetricsTest, ObserverHooksLandInTheirFamilies) {
   engine::Finished finished;
   finished.reason = engine::FinishReason::kEos;

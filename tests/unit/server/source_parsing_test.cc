@@ -1,0 +1,88 @@
+// GenerateRequest.source at the edge (server/source_parsing.h, and the prompt beside it in
+// ParseGenerateRequest): ids pass through as given, a prompt beside a source is an optional
+// target prefix, and a malformed source is refused naming its field.
+#include "server/source_parsing.h"
+
+#include <gtest/gtest.h>
+
+#include "server/request_parsing.h"
+
+namespace slotserve::server {
+namespace {
+
+constexpr int kBos = 1;
+constexpr int kEos = 2;
+constexpr int kVocab = 100;
+
+absl::StatusOr<engine::GenerationRequest> Parse(const v1::GenerateRequest& request) {
+  absl::StatusOr<engine::GenerationRequest> parsed =
+      ParseGenerateRequest(request, /*tokenizer=*/nullptr, kBos, kVocab, absl::InfiniteFuture());
+  if (!parsed.ok()) return parsed;
+  if (absl::Status source = ParseSource(request, nullptr, kEos, &*parsed); !source.ok()) {
+    return source;
+  }
+  return parsed;
+}
+
+v1::GenerateRequest WithSourceIds(std::initializer_list<int32_t> ids) {
+  v1::GenerateRequest request;
+  request.mutable_source()->mutable_token_ids();
+  for (int32_t id : ids) request.mutable_source()->mutable_token_ids()->add_ids(id);
+  return request;
+}
+
+TEST(SourceParsingTest, SourceIdsPassThroughAsGivenAndThePromptMayBeAbsent) {
+  absl::StatusOr<engine::GenerationRequest> parsed = Parse(WithSourceIds({5, 7, 99}));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->source_ids, (std::vector<int32_t>{5, 7, 99}));  // no eos added to ids
+  EXPECT_TRUE(parsed->prompt_ids.empty());
+}
+
+TEST(SourceParsingTest, AnEmptyTextPromptBesideASourceIsNoPrefix) {
+  v1::GenerateRequest request = WithSourceIds({5});
+  request.set_text("");
+  absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->prompt_ids.empty());
+}
+
+TEST(SourceParsingTest, TokenIdPromptBesideASourceIsTheTargetPrefix) {
+  v1::GenerateRequest request = WithSourceIds({5});
+  request.mutable_token_ids()->add_ids(9);
+  absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->prompt_ids, (std::vector<int32_t>{9}));
+}
+
+TEST(SourceParsingTest, WithoutASourceThePromptIsStillRequired) {
+  const absl::StatusOr<engine::GenerationRequest> parsed = Parse(v1::GenerateRequest());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Parse(WithSourceIds({3})).ok());
+}
+
+TEST(SourceParsingTest, MalformedSourcesAreRefusedNamingTheField) {
+  const absl::StatusOr<engine::GenerationRequest> empty_ids = Parse(WithSourceIds({}));
+  EXPECT_EQ(empty_ids.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(empty_ids.status().message(), "source.token_ids.ids must not be empty");
+
+  v1::GenerateRequest neither;
+  neither.mutable_source();
+  EXPECT_EQ(Parse(neither).status().message(),
+            "source must hold either text or token_ids when set, got neither");
+
+  v1::GenerateRequest empty_text;
+  empty_text.mutable_source()->set_text("");
+  EXPECT_EQ(Parse(empty_text).status().message(), "source.text must not be empty");
+
+  v1::GenerateRequest bad_utf8;
+  bad_utf8.mutable_source()->set_text("\xff");
+  EXPECT_EQ(Parse(bad_utf8).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(Parse(bad_utf8).status().message().find("source.text"), std::string::npos);
+
+  v1::GenerateRequest no_tokenizer;
+  no_tokenizer.mutable_source()->set_text("hello");
+  EXPECT_EQ(Parse(no_tokenizer).status().code(), absl::StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace slotserve::server
