@@ -56,8 +56,7 @@ TEST_F(SourceFlagsTest, BadCombinationsAreRefusedNamingTheFlag) {
   EXPECT_EQ(AddSource(&request).message(), "give either --source or --source-ids, not both");
   absl::SetFlag(&FLAGS_source, std::nullopt);
   absl::SetFlag(&FLAGS_source_ids, std::vector<std::string>{"5", "x7"});
-  EXPECT_EQ(AddSource(&request).message(),
-            "--source-ids: \"x7\" is not an integer token id");
+  EXPECT_EQ(AddSource(&request).message(), "--source-ids: \"x7\" is not an integer token id");
 }
 
 }  // namespace

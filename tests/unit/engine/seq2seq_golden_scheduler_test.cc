@@ -4,6 +4,7 @@
 // gives both choices those tokens. Skipped while LanguageModel::Load cannot load a seq2seq
 // model directory (the model is being built on its own branch).
 #include <gtest/gtest.h>
+#include <cmath>
 
 #include <algorithm>
 #include <filesystem>
@@ -78,6 +79,46 @@ std::vector<int32_t> DirectGreedy(models::LanguageModel& model) {
   return tokens;
 }
 
+// log_softmax of the logits after the decoder read [start] + prefix, recomputed from scratch
+// (Encode, then one Prefill): no state is carried between hypotheses.
+std::vector<double> FreshLogprobs(models::LanguageModel& model,
+                                  const std::vector<int32_t>& prefix) {
+  std::unique_ptr<models::StateArena> arena = *model.AllocateStates(1);
+  EXPECT_TRUE(model.Encode(*arena, 0, kSource).ok());
+  std::vector<int32_t> inputs = {model.seq2seq()->decoder_start_id};
+  inputs.insert(inputs.end(), prefix.begin(), prefix.end());
+  std::vector<float> logits(model.config().vocab_size);
+  EXPECT_TRUE(model.Prefill(*arena, 0, inputs, models::LogitsWanted::kLastToken, logits).ok());
+  const double max = *std::max_element(logits.begin(), logits.end());
+  double sum = 0.0;
+  for (const float logit : logits) sum += std::exp(logit - max);
+  std::vector<double> logprobs(logits.size());
+  for (size_t i = 0; i < logits.size(); ++i) logprobs[i] = logits[i] - max - std::log(sum);
+  return logprobs;
+}
+
+// A plain beam search of `width` over fixed-length hypotheses (eos ignored), every hypothesis
+// scored from scratch: the best one's tokens.
+std::vector<int32_t> BruteForceBeam(models::LanguageModel& model, int width, int length) {
+  std::vector<std::pair<double, std::vector<int32_t>>> beams = {{0.0, {}}};
+  for (int step = 0; step < length; ++step) {
+    std::vector<std::pair<double, std::vector<int32_t>>> candidates;
+    for (const auto& [score, ids] : beams) {
+      const std::vector<double> logprobs = FreshLogprobs(model, ids);
+      for (size_t token = 0; token < logprobs.size(); ++token) {
+        std::vector<int32_t> extended = ids;
+        extended.push_back(static_cast<int32_t>(token));
+        candidates.emplace_back(score + logprobs[token], std::move(extended));
+      }
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    candidates.resize(width);
+    beams = std::move(candidates);
+  }
+  return beams.front().second;
+}
+
 class Seq2seqGoldenSchedulerTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Seq2seqGoldenSchedulerTest, ARequestWithASourceGivesTheModelsGreedyTokens) {
@@ -116,9 +157,42 @@ TEST_P(Seq2seqGoldenSchedulerTest, ARequestWithASourceGivesTheModelsGreedyTokens
   EXPECT_EQ((*scheduler)->stats().slots_used, 0);
 }
 
+// Beam search over an encoder-decoder model: the beams are forked slots, each carrying the
+// request's cross memory; the best hypothesis equals a brute-force search that recomputes every
+// hypothesis from the source, and every slot comes back.
+TEST_P(Seq2seqGoldenSchedulerTest, BeamSearchOverASourceEqualsABruteForceSearch) {
+  std::string why;
+  std::unique_ptr<models::LanguageModel> direct = LoadSeq2seq(Seq2seqDir(GetParam()), &why);
+  if (direct == nullptr) GTEST_SKIP() << GetParam() << " does not load as seq2seq: " << why;
+  constexpr int kWidth = 3;
+  constexpr int kLength = 6;
+  const std::vector<int32_t> expected = BruteForceBeam(*direct, kWidth, kLength);
+
+  SchedulerOptions options;
+  options.max_slots = 4;
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      Scheduler::Create(LoadSeq2seq(Seq2seqDir(GetParam()), &why), nullptr, options);
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  (*scheduler)->Start();
+  GenerationRequest request = testing::Greedy({}, kLength);
+  request.source_ids = kSource;
+  request.stopping.ignore_eos = true;
+  request.beam.width = kWidth;
+  request.beam.n_best = kWidth;
+  auto sink = std::make_shared<testing::RecordingSink>();
+  ASSERT_TRUE((*scheduler)->Submit(request, sink).ok());
+  const std::optional<Finished> finished = sink->WaitFinished();
+  ASSERT_TRUE(finished.has_value());
+  ASSERT_EQ(finished->hypotheses.size(), static_cast<size_t>(kWidth));
+  EXPECT_EQ(finished->hypotheses.front().ids, expected);
+  EXPECT_EQ(sink->ids(), expected);
+  ASSERT_TRUE((*scheduler)->WaitIdle(absl::Now() + absl::Seconds(30)));
+  EXPECT_EQ((*scheduler)->stats().slots_used, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(GoldenSeq2seq, Seq2seqGoldenSchedulerTest,
                          ::testing::Values("abc_abc", "rfa_abc", "luna_abc", "softmax_softmax",
-                                           "convluna_conv_abc"));
+                                           "srformer_abc", "convluna_conv_abc"));
 
 }  // namespace
 }  // namespace slotserve::engine
