@@ -61,6 +61,18 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
   return std::unique_ptr<LanguageModel>(std::move(model));
 }
 
+absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_size,
+                                     const char* call) {
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat(call, ": token ", tokens[i], " at index ", i,
+                                                     " is outside the vocabulary [0, ", vocab_size,
+                                                     ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LanguageModel::Encode(StateArena& /*states*/, int /*slot*/,
                                    std::span<const int32_t> /*source*/) {
   return absl::FailedPreconditionError(

@@ -18,6 +18,11 @@ namespace slotserve::models {
 
 enum class LogitsWanted { kLastToken, kEveryToken };
 
+// INVALID_ARGUMENT naming `call`, the first token outside [0, vocab_size) and its index: the
+// input check every model's Prefill, Step and Encode share.
+absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_size,
+                                     const char* call);
+
 class LanguageModel {
  public:
   virtual ~LanguageModel() = default;

@@ -27,7 +27,7 @@ absl::Status Seq2seqModel::Encode(StateArena& states, int slot, std::span<const 
         "Encode: a source of ", source.size(), " tokens; expected 1 to encoder.max_source_tokens (",
         config_.max_source_tokens, ")"));
   }
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(source, "Encode"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(source, config_.decoder.vocab_size, "Encode"));
   SLOTSERVE_RETURN_IF_ERROR(states.Reset(slot));
   const int rows = static_cast<int>(source.size());
   SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, 0));
@@ -80,6 +80,28 @@ void Seq2seqModel::RunEncoder(int rows) {
                source_.as<float>(), rows, width);
 }
 
+namespace {
+
+// The softmax_pooling launch shared by abc (logits given) and luna (packing queries): K and V
+// side by side in `kv` ([positions, 2E]), the memory rows written to the layer's K̄/V̄ blocks.
+kernels::SoftmaxPoolingParams PoolingInto(float* memory, int memory_rows, const float* kv,
+                                          int positions, int heads, int head_dim) {
+  const int64_t width = static_cast<int64_t>(heads) * head_dim;
+  kernels::SoftmaxPoolingParams pooling;
+  pooling.positions = positions;
+  pooling.heads = heads;
+  pooling.head_dim = head_dim;
+  pooling.memory_rows = memory_rows;
+  pooling.keys = kv;
+  pooling.values = kv + width;
+  pooling.in_stride = 2 * width;
+  pooling.out_keys = memory;
+  pooling.out_values = memory + memory_rows * width;
+  return pooling;
+}
+
+}  // namespace
+
 void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int positions) {
   const ModelConfig& config = config_.decoder;
   const CrossAttentionWeights& weights = cross_[layer];
@@ -112,18 +134,10 @@ void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int
       float* logits = slot_logits_.as<float>();
       RunLinear(backend_, stream, weights.slot_proj, source_.as<float>(), width, positions, logits,
                 static_cast<int64_t>(heads) * rows, /*accumulate=*/false);
-      kernels::SoftmaxPoolingParams pooling;
-      pooling.positions = positions;
-      pooling.heads = heads;
-      pooling.head_dim = head_dim;
-      pooling.memory_rows = rows;
+      kernels::SoftmaxPoolingParams pooling =
+          PoolingInto(memory, rows, kv, positions, heads, head_dim);
       pooling.logits = logits;
       pooling.logits_stride = static_cast<int64_t>(heads) * rows;
-      pooling.keys = kv;
-      pooling.values = kv + width;
-      pooling.in_stride = 2 * width;
-      pooling.out_keys = memory;
-      pooling.out_values = memory + static_cast<int64_t>(rows) * width;
       kernels::LaunchSoftmaxPooling(backend_, pooling, stream);
       break;
     }
@@ -148,19 +162,11 @@ void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int
         filtered_positions = kernels::FilteredRows(positions, filter.stride);
       }
       const int rows = config_.cross.length;
-      kernels::SoftmaxPoolingParams pooling;
-      pooling.positions = filtered_positions;
-      pooling.heads = heads;
-      pooling.head_dim = head_dim;
-      pooling.memory_rows = rows;
+      kernels::SoftmaxPoolingParams pooling =
+          PoolingInto(memory, rows, keys, filtered_positions, heads, head_dim);
       pooling.queries = weights.packing_queries.as<float>();
       pooling.logit_scale = static_cast<float>(
           1.0 / (std::sqrt(static_cast<double>(head_dim)) * config_.cross.temperature));
-      pooling.keys = keys;
-      pooling.values = keys + width;
-      pooling.in_stride = 2 * width;
-      pooling.out_keys = memory;
-      pooling.out_values = memory + static_cast<int64_t>(rows) * width;
       kernels::LaunchSoftmaxPooling(backend_, pooling, stream);
       break;
     }

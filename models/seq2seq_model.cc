@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/memory_attention.h"
@@ -117,17 +118,6 @@ absl::Status Seq2seqModel::CheckArena(const StateArena& states, const char* call
   return absl::OkStatus();
 }
 
-absl::Status Seq2seqModel::CheckTokens(std::span<const int32_t> tokens, const char* call) const {
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] >= config_.decoder.vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(call, ": token ", tokens[i], " at index ", i,
-                                                     " is outside the vocabulary [0, ",
-                                                     config_.decoder.vocab_size, ")"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status Seq2seqModel::CheckSlotPosition(const StateArena& states, int slot, int32_t new_tokens,
                                              const char* call) const {
   if (slot < 0 || slot >= states.num_slots()) {
@@ -157,7 +147,7 @@ absl::Status Seq2seqModel::Prefill(StateArena& states, int slot, std::span<const
                                    LogitsWanted wanted, std::span<float> logits) {
   SLOTSERVE_RETURN_IF_ERROR(CheckArena(states, "Prefill"));
   if (tokens.empty()) return absl::InvalidArgumentError("Prefill: no tokens");
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, "Prefill"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(tokens, config_.decoder.vocab_size, "Prefill"));
   SLOTSERVE_RETURN_IF_ERROR(
       CheckSlotPosition(states, slot, static_cast<int32_t>(tokens.size()), "Prefill"));
   const int64_t vocab = config_.decoder.vocab_size;
@@ -214,25 +204,36 @@ absl::Status Seq2seqModel::Step(StateArena& states, std::span<const int32_t> slo
     return absl::InvalidArgumentError(absl::StrCat("Step: ", tokens.size(), " tokens for ",
                                                    slots.size(), " slots, expected one each"));
   }
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, "Step"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(tokens, config_.decoder.vocab_size, "Step"));
   const int64_t vocab = config_.decoder.vocab_size;
   if (static_cast<int64_t>(logits.size()) != static_cast<int64_t>(slots.size()) * vocab) {
     return absl::InvalidArgumentError(absl::StrCat("Step: logits holds ", logits.size(),
                                                    " floats, expected ", slots.size() * vocab));
   }
-  std::vector<bool> seen(states.num_slots(), false);
+  // Distinct slots, checked against reused flags that are all false between steps.
+  if (slot_in_step_.size() < static_cast<size_t>(states.num_slots())) {
+    slot_in_step_.resize(states.num_slots(), false);
+  }
+  size_t marked = 0;  // slots[0, marked) are flagged
+  absl::Cleanup unmark = [&] {
+    for (size_t j = 0; j < marked; ++j) slot_in_step_[slots[j]] = false;
+  };
   for (const int32_t slot : slots) {
     SLOTSERVE_RETURN_IF_ERROR(CheckSlotPosition(states, slot, 1, "Step"));
-    if (seen[slot]) {
+    if (slot_in_step_[slot]) {
       return absl::InvalidArgumentError(
           absl::StrCat("Step: slot ", slot, " appears more than once; slots must be distinct"));
     }
-    seen[slot] = true;
+    slot_in_step_[slot] = true;
+    ++marked;
   }
   const int rows = static_cast<int>(slots.size());
   SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, rows));
   SLOTSERVE_RETURN_IF_ERROR(ReserveCross(rows));
-  std::vector<int32_t> positions(rows), embed_positions(rows);
+  std::vector<int32_t>& positions = step_positions_;
+  std::vector<int32_t>& embed_positions = step_embed_positions_;
+  positions.resize(rows);
+  embed_positions.resize(rows);
   for (int i = 0; i < rows; ++i) {
     positions[i] = states.position(slots[i]);
     embed_positions[i] = positions[i] + config_.decoder.position_offset;

@@ -55,7 +55,6 @@ class Seq2seqModel final : public LanguageModel {
   Seq2seqModel(const Seq2seqConfig& config, kernels::Backend backend);
 
   absl::Status CheckArena(const StateArena& states, const char* call) const;
-  absl::Status CheckTokens(std::span<const int32_t> tokens, const char* call) const;
   absl::Status CheckSlotPosition(const StateArena& states, int slot, int32_t new_tokens,
                                  const char* call) const;
   // Grows the buffers the cross sub-blocks and Encode use beyond ForwardScratch.
@@ -95,6 +94,11 @@ class Seq2seqModel final : public LanguageModel {
   int cross_rows_ = 0;
   kernels::DeviceBuffer cross_queries_;
   kernels::DeviceBuffer source_, source_kv_, filtered_kv_, slot_logits_, discarded_;
+  // Host staging of a decode step's per-row inputs and the distinct-slots flags (all false
+  // between steps), kept so a step allocates nothing once warm.
+  std::vector<int32_t> step_positions_;
+  std::vector<int32_t> step_embed_positions_;
+  std::vector<bool> slot_in_step_;
 };
 
 }  // namespace slotserve::models

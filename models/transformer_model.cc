@@ -101,18 +101,6 @@ absl::Status TransformerModel::CheckArena(const StateArena& states, const char* 
   return absl::OkStatus();
 }
 
-absl::Status TransformerModel::CheckTokens(std::span<const int32_t> tokens,
-                                           const char* call) const {
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (tokens[i] < 0 || tokens[i] >= config_.vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(call, ": token ", tokens[i], " at index ", i,
-                                                     " is outside the vocabulary [0, ",
-                                                     config_.vocab_size, ")"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status TransformerModel::CheckPrefillInputs(const StateArena& states, int slot,
                                                   std::span<const int32_t> tokens,
                                                   const char* call) const {
@@ -122,7 +110,7 @@ absl::Status TransformerModel::CheckPrefillInputs(const StateArena& states, int 
         call, ": slot ", slot, " is outside the state arena [0, ", states.num_slots(), ")"));
   }
   if (tokens.empty()) return absl::InvalidArgumentError(absl::StrCat(call, ": no tokens to feed"));
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, call));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(tokens, config_.vocab_size, call));
   const int64_t start = states.position(slot);
   if (start + static_cast<int64_t>(tokens.size()) > max_positions()) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -222,7 +210,7 @@ absl::Status TransformerModel::CheckStepInputs(const StateArena& states,
     return absl::InvalidArgumentError(absl::StrCat(call, ": ", tokens.size(), " tokens for ",
                                                    slots.size(), " slots, expected one each"));
   }
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokens(tokens, call));
+  SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(tokens, config_.vocab_size, call));
   if (slot_in_step_.size() < static_cast<size_t>(states.num_slots())) {
     slot_in_step_.resize(states.num_slots(), false);
   }

@@ -73,7 +73,6 @@ class TransformerModel final : public LanguageModel {
                    kernels::DeviceStream stream);
 
   absl::Status CheckArena(const StateArena& states, const char* call) const;
-  absl::Status CheckTokens(std::span<const int32_t> tokens, const char* call) const;
   // What Step and StepAndSample (named by `call`) check before running anything.
   absl::Status CheckStepInputs(const StateArena& states, std::span<const int32_t> slots,
                                std::span<const int32_t> tokens, const char* call);
