@@ -31,6 +31,8 @@ absl::Status SlotPool::Release(int slot) {
   }
   held_[slot] = false;
   free_.push_back(slot);
+  // Its cross memory (seq2seq) goes back at once: the last slot of a request frees it.
+  arena_->DetachSharedBlock(slot);
   return absl::OkStatus();
 }
 

@@ -2,14 +2,17 @@
 // the memory build at Encode and the decode-time read, which also runs the recurrent
 // attention function (RAF) whenever a request's decoder enters a new source segment.
 //
-// Per layer the slot holds, in this order (floats):
-//   K [capacity x H*d], V [capacity x H*d]   the source's projected keys and values
-//   KV [H x d x d]                           KᵀV per head (written by the build)
-//   k_norm [H]                               ‖K‖_F per head (written by the build)
-//   mem [H x d x d], R [H x d x d]           the RAF's membrane and output (start at 0)
-//   entered [H]                              1 + the segment R belongs to; 0 before the first
-// and the source length n (a float) at `length_offset` floats from the slot's start. A zeroed
-// layer is the state before the first step, so a fresh slot needs nothing but the build.
+// Per layer a request's state has two parts (floats):
+//   the memory, written once by the build and only read by the steps, so a request's beams
+//   share it (the request's cross memory block, with the source length n, a float, at
+//   `length_offset` floats from the block's start):
+//     K [capacity x H*d], V [capacity x H*d]   the source's projected keys and values
+//     KV [H x d x d]                           KᵀV per head
+//     k_norm [H]                               ‖K‖_F per head
+//   the RAF state, which each hypothesis carries in its own slot (forked with it):
+//     mem [H x d x d], R [H x d x d]           the RAF's membrane and output (start at 0)
+//     entered [H]                              1 + the segment R belongs to; 0 before the first
+// A zeroed RAF state is the state before the first step, so a fresh slot needs nothing.
 #pragma once
 
 #include <cstdint>
@@ -40,25 +43,28 @@ struct SrformerLayout {
   SLOTSERVE_SRFORMER_HOST_DEVICE int64_t values() const { return capacity * width(); }
   SLOTSERVE_SRFORMER_HOST_DEVICE int64_t key_value() const { return 2 * capacity * width(); }
   SLOTSERVE_SRFORMER_HOST_DEVICE int64_t key_norm() const { return key_value() + square(); }
-  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t membrane() const { return key_norm() + heads; }
-  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t raf_output() const { return membrane() + square(); }
-  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t entered() const { return raf_output() + square(); }
-  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t floats() const { return entered() + heads; }
+  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t memory_floats() const { return key_norm() + heads; }
+  // Offsets inside the RAF state.
+  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t membrane() const { return 0; }
+  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t raf_output() const { return square(); }
+  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t entered() const { return 2 * square(); }
+  SLOTSERVE_SRFORMER_HOST_DEVICE int64_t raf_floats() const { return entered() + heads; }
 };
 
-// Build: copies the source's k rows of K and V into the layer's memory and writes KV and
-// k_norm; the rest of the layer (mem, R, entered) is zeroed. The slot's length is the
-// caller's to store.
+// Build: copies the source's k rows of K and V into the layer's memory (rows past k zeroed)
+// and writes KV and k_norm. The block's length is the caller's to store.
 struct SrformerBuildParams {
   SrformerLayout layout;
   int positions = 0;  // k, 1..capacity
   const float* keys = nullptr;
   const float* values = nullptr;
   int64_t in_stride = 0;
-  float* layer = nullptr;  // the layer's memory inside the slot
+  float* layer = nullptr;  // the layer's memory inside the request's cross memory block
 };
 
-// Step: row i (slot slots[i], decoder position positions[i]) uses segment
+// Step: `target` names the memory: row i reads block target.slots[i] of target.state (its
+// length at length_offset from the block's start) at decoder position positions[i]; its RAF
+// state is in slot raf_slots[i] of raf_state. Row i uses segment
 // i = min(⌊t·m/q⌋, m−1), m = ⌈n/segment⌉; on entering a new segment it updates mem and R
 // (P = KV − K_Sᵀ V_S; x = P Wᵀ + b row-wise; mem = leak·mem + x; y = mem/thre − 1;
 // mem −= thre·[y>0]; R = relu(y)); out = softmax(K_S q/√d)ᵀ V_S + qᵀR / max(‖K‖_F, 1e-6).
@@ -68,8 +74,10 @@ struct SrformerStepParams {
   int segment = 0;        // s
   int target_length = 0;  // q
   int64_t length_offset = 0;
-  const float* raf_weight = nullptr;  // [d x d] F32 (cross.raf_proj.weight), shared by heads
-  const float* raf_bias = nullptr;    // [d]
+  StateView raf_state;                 // the slots' RAF state of this layer
+  const int32_t* raf_slots = nullptr;  // [rows], device memory
+  const float* raf_weight = nullptr;   // [d x d] F32 (cross.raf_proj.weight), shared by heads
+  const float* raf_bias = nullptr;     // [d]
   float leak = 0.0f;
   float threshold = 1.0f;
   const float* q = nullptr;

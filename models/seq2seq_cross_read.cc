@@ -1,5 +1,5 @@
 // Seq2seqModel's cross-attention sub-block (DESIGN §8): h += cross.o(cross(cross_norm h, X)),
-// where the read of X is the request's cross memory in its slot. Every row names its slot and
+// where the read of X is the request's cross memory block. Every row names its slot, block and
 // position in scratch (a prefill's rows all name the same slot), so one launch serves a prefill
 // and a decode step alike, except srformer's prefill, whose rows update the same RAF state in
 // turn and so run one at a time.
@@ -22,11 +22,13 @@ void Seq2seqModel::RunCrossAttention(StateArena& states, int layer, int rows, bo
                scratch_.normed(), rows, width);
   RunLinear(backend_, stream, weights.q_proj, scratch_.normed(), width, rows, queries, width,
             /*accumulate=*/false);
+  // The kernels read the memory through a step target whose "slots" are the rows' cross
+  // memory blocks (staged by StageCrossBlocks); srformer's RAF state is in the rows' own slots.
   kernels::StepTarget target;
-  target.state = {.pool = states.device_data(),
-                  .slot_stride = states.floats_per_slot(),
+  target.state = {.pool = states.shared_data(),
+                  .slot_stride = states.floats_per_shared_block(),
                   .layer_offset = layout_.CrossLayerOffset(layer)};
-  target.slots = scratch_.slots();
+  target.slots = cross_blocks_.as<int32_t>();
   target.positions = scratch_.positions();
   float* out = scratch_.attention();
   switch (config_.cross.kind) {
@@ -75,6 +77,9 @@ void Seq2seqModel::RunCrossAttention(StateArena& states, int layer, int rows, bo
       step.segment = config_.cross.segment;
       step.target_length = config_.cross.target_length;
       step.length_offset = layout_.source_length_offset;
+      step.raf_state = {.pool = states.device_data(),
+                        .slot_stride = states.floats_per_slot(),
+                        .layer_offset = layout_.RafLayerOffset(layer)};
       step.raf_weight = weights.raf_weight.as<float>();
       step.raf_bias = weights.raf_bias.as<float>();
       step.leak = weights.raf_leak;
@@ -89,6 +94,7 @@ void Seq2seqModel::RunCrossAttention(StateArena& states, int layer, int rows, bo
         kernels::StepTarget row_target = target;
         row_target.slots = target.slots + r;
         row_target.positions = target.positions + r;
+        step.raf_slots = scratch_.slots() + r;
         kernels::LaunchSrformerStep(backend_, step, row_target, stream);
       }
       break;

@@ -1,5 +1,6 @@
 // Seq2seqModel::Encode: the encoder over a request's source (bidirectional softmax blocks, then
-// encoder.final_norm) and, from its output X, each decoder layer's cross memory in the slot.
+// encoder.final_norm) and, from its output X, each decoder layer's cross memory in a fresh
+// cross memory block the slot reads (shared with the slots later forked from it).
 #include <cmath>
 #include <vector>
 
@@ -29,6 +30,7 @@ absl::Status Seq2seqModel::Encode(StateArena& states, int slot, std::span<const 
   }
   SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(source, config_.decoder.vocab_size, "Encode"));
   SLOTSERVE_RETURN_IF_ERROR(states.Reset(slot));
+  SLOTSERVE_ASSIGN_OR_RETURN(const int block, states.AttachNewSharedBlock(slot));
   const int rows = static_cast<int>(source.size());
   SLOTSERVE_RETURN_IF_ERROR(scratch_.Reserve(rows, 0));
   std::vector<int32_t> embed_positions(rows);
@@ -38,13 +40,14 @@ absl::Status Seq2seqModel::Encode(StateArena& states, int slot, std::span<const 
   kernels::CopyHostToDevice(backend_, scratch_.embed_positions(), embed_positions.data(),
                             index_bytes);
   RunEncoder(rows);
-  // The source length lives in the slot, so a copied or restored slot knows what it holds.
+  // The source length lives in the cross memory block, so every reader knows what it holds.
   const float length = static_cast<float>(rows);
-  float* slot_base = states.device_data() + static_cast<int64_t>(slot) * states.floats_per_slot();
-  kernels::CopyHostToDevice(backend_, slot_base + layout_.source_length_offset, &length,
+  float* block_base =
+      states.shared_data() + static_cast<int64_t>(block) * states.floats_per_shared_block();
+  kernels::CopyHostToDevice(backend_, block_base + layout_.source_length_offset, &length,
                             sizeof(float));
   for (int layer = 0; layer < config_.decoder.n_layers; ++layer) {
-    BuildCrossMemory(states, slot, layer, rows);
+    BuildCrossMemory(states, block, layer, rows);
   }
   kernels::Synchronize(backend_);
   return absl::OkStatus();
@@ -102,14 +105,15 @@ kernels::SoftmaxPoolingParams PoolingInto(float* memory, int memory_rows, const 
 
 }  // namespace
 
-void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int positions) {
+void Seq2seqModel::BuildCrossMemory(StateArena& states, int block, int layer, int positions) {
   const ModelConfig& config = config_.decoder;
   const CrossAttentionWeights& weights = cross_[layer];
   const int width = config.d_model;
   const int heads = config.n_heads;
   const int head_dim = config.head_dim();
   const kernels::Stream stream = nullptr;
-  float* memory = states.device_data() + static_cast<int64_t>(slot) * states.floats_per_slot() +
+  float* memory = states.shared_data() +
+                  static_cast<int64_t>(block) * states.floats_per_shared_block() +
                   layout_.CrossLayerOffset(layer);
   // K and V side by side: [positions, 2E], K in columns [0, E), V in [E, 2E).
   float* kv = source_kv_.as<float>();
@@ -171,7 +175,7 @@ void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int
       break;
     }
     case CrossAttentionKind::kRfa: {
-      // rfa_attention's ungated prefill from the empty (zeroed: Encode reset the slot) layer sums
+      // rfa_attention's ungated prefill from the empty (zeroed: a fresh block) layer sums
       // φ(K_i)⊗V_i and φ(K_i) over the source; its per-token output is not needed.
       kernels::RfaParams rfa;
       rfa.rows = positions;
@@ -190,10 +194,10 @@ void Seq2seqModel::BuildCrossMemory(StateArena& states, int slot, int layer, int
       rfa.out = discarded_.as<float>();
       rfa.out_stride = width;
       kernels::PrefillTarget target;
-      target.state = {.pool = states.device_data(),
-                      .slot_stride = states.floats_per_slot(),
+      target.state = {.pool = states.shared_data(),
+                      .slot_stride = states.floats_per_shared_block(),
                       .layer_offset = layout_.CrossLayerOffset(layer)};
-      target.slot = slot;
+      target.slot = block;
       target.start_position = 0;
       kernels::LaunchRfaPrefill(backend_, rfa, target, stream);
       break;

@@ -84,7 +84,7 @@ Seq2seqModel::Seq2seqModel(const Seq2seqConfig& config, kernels::Backend backend
       scratch_(backend, ScratchWidths{}) {}
 
 int64_t Seq2seqModel::state_bytes_per_request() const {
-  return layout_.slot_floats() * static_cast<int64_t>(sizeof(float));
+  return layout_.request_floats() * static_cast<int64_t>(sizeof(float));
 }
 
 int32_t Seq2seqModel::max_positions() const {
@@ -95,26 +95,65 @@ int32_t Seq2seqModel::max_positions() const {
 }
 
 absl::StatusOr<std::unique_ptr<StateArena>> Seq2seqModel::AllocateStates(int num_slots) const {
+  return AllocateStatesWithCrossMemories(num_slots, num_slots);
+}
+
+absl::StatusOr<std::unique_ptr<StateArena>> Seq2seqModel::AllocateStatesWithCrossMemories(
+    int num_slots, int cross_memories) const {
   if (num_slots <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("AllocateStates: num_slots must be > 0, got ", num_slots));
   }
-  const int64_t floats_per_slot = layout_.slot_floats();
-  const size_t bytes = static_cast<size_t>(num_slots) * floats_per_slot * sizeof(float);
-  SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer buffer,
-                             kernels::DeviceBuffer::Allocate(backend_, bytes));
-  kernels::FillZero(backend_, buffer.data(), bytes);
+  if (cross_memories <= 0 || cross_memories > num_slots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("AllocateStates: cross memories must be in [1, num_slots = ", num_slots,
+                     "], got ", cross_memories));
+  }
+  const auto zeroed = [&](int64_t floats) -> absl::StatusOr<kernels::DeviceBuffer> {
+    const size_t bytes = static_cast<size_t>(floats) * sizeof(float);
+    SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer buffer,
+                               kernels::DeviceBuffer::Allocate(backend_, bytes));
+    kernels::FillZero(backend_, buffer.data(), bytes);
+    return buffer;
+  };
+  SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer slots,
+                             zeroed(static_cast<int64_t>(num_slots) * layout_.slot_floats()));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      kernels::DeviceBuffer memory_buffer,
+      zeroed(static_cast<int64_t>(cross_memories) * layout_.memory_floats()));
+  SharedBlocks memories{.count = cross_memories,
+                        .floats_per_block = layout_.memory_floats(),
+                        .buffer = std::move(memory_buffer)};
   kernels::Synchronize(backend_);
-  return std::make_unique<StateArena>(backend_, num_slots, floats_per_slot, std::move(buffer));
+  return std::make_unique<StateArena>(backend_, num_slots, layout_.slot_floats(), std::move(slots),
+                                      std::move(memories));
 }
 
 absl::Status Seq2seqModel::CheckArena(const StateArena& states, const char* call) const {
-  if (states.backend() != backend_ || states.floats_per_slot() != layout_.slot_floats()) {
+  if (states.backend() != backend_ || states.floats_per_slot() != layout_.slot_floats() ||
+      states.floats_per_shared_block() != layout_.memory_floats()) {
     return absl::InvalidArgumentError(absl::StrCat(
         call, ": the state arena was not allocated by this model (", states.floats_per_slot(),
-        " floats per slot on ", kernels::BackendName(states.backend()), ", expected ",
-        layout_.slot_floats(), " on ", kernels::BackendName(backend_), ")"));
+        " floats per slot and ", states.floats_per_shared_block(), " per cross memory on ",
+        kernels::BackendName(states.backend()), ", expected ", layout_.slot_floats(), " and ",
+        layout_.memory_floats(), " on ", kernels::BackendName(backend_), ")"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status Seq2seqModel::StageCrossBlocks(const StateArena& states,
+                                            std::span<const int32_t> slots, const char* call) {
+  std::vector<int32_t>& blocks = step_blocks_;
+  blocks.resize(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    blocks[i] = states.shared_block(slots[i]);
+    if (blocks[i] == SharedBlockTable::kNone) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(call, ": slot ", slots[i], " holds no source; Encode it first"));
+    }
+  }
+  kernels::CopyHostToDevice(backend_, cross_blocks_.as<int32_t>(), blocks.data(),
+                            blocks.size() * sizeof(int32_t));
   return absl::OkStatus();
 }
 
@@ -139,6 +178,9 @@ absl::Status Seq2seqModel::ReserveCross(int rows) {
       cross_queries_,
       kernels::DeviceBuffer::Allocate(
           backend_, static_cast<size_t>(rows) * config_.decoder.d_model * sizeof(float)));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      cross_blocks_,
+      kernels::DeviceBuffer::Allocate(backend_, static_cast<size_t>(rows) * sizeof(int32_t)));
   cross_rows_ = rows;
   return absl::OkStatus();
 }
@@ -186,6 +228,7 @@ absl::Status Seq2seqModel::PrefillPass(StateArena& states, int slot,
                             index_bytes);
   kernels::CopyHostToDevice(backend_, scratch_.slots(), slots.data(), index_bytes);
   kernels::CopyHostToDevice(backend_, scratch_.positions(), positions.data(), index_bytes);
+  SLOTSERVE_RETURN_IF_ERROR(StageCrossBlocks(states, slots, "Prefill"));
   const int logit_rows = every_logit ? rows : (last_logit ? 1 : 0);
   RunDecoder(states, rows, /*prefill=*/true, slot, start, rows - logit_rows);
   if (logit_rows > 0 && !logits.empty()) {
@@ -244,6 +287,7 @@ absl::Status Seq2seqModel::Step(StateArena& states, std::span<const int32_t> slo
                             index_bytes);
   kernels::CopyHostToDevice(backend_, scratch_.slots(), slots.data(), index_bytes);
   kernels::CopyHostToDevice(backend_, scratch_.positions(), positions.data(), index_bytes);
+  SLOTSERVE_RETURN_IF_ERROR(StageCrossBlocks(states, slots, "Step"));
   RunDecoder(states, rows, /*prefill=*/false, /*slot=*/-1, /*start=*/0, /*first_logit_row=*/0);
   kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits(), logits.size_bytes());
   kernels::Synchronize(backend_);

@@ -3,9 +3,11 @@
 // pre-norm decoder whose blocks add a cross-attention sub-block between self-attention and the
 // FFN. Runs through the kernel dispatchers only, so one code path serves every backend.
 //
-// The slot (seq2seq_slot_layout.h) holds the decoder's self-attention state, the source length
-// and each layer's cross memory, so Copy / Save / Restore of a slot (forks, beams, sessions)
-// carry the whole request. Decode steps run the launches directly (no CUDA graph capture yet).
+// A request's state (seq2seq_slot_layout.h) is its slot (the decoder's self-attention state,
+// per hypothesis) and a cross memory block of the arena's shared blocks (the source length and
+// each layer's cross memory, written once by Encode): Copy of a slot (beams, choices) shares the
+// block, Save / Restore (sessions) carry it, so every path sees the whole request. Decode steps run
+// the launches directly (no CUDA graph capture yet).
 #pragma once
 
 #include <memory>
@@ -38,7 +40,12 @@ class Seq2seqModel final : public LanguageModel {
   kernels::Backend backend() const override { return backend_; }
   int64_t state_bytes_per_request() const override;
   int32_t max_positions() const override;
+  // One cross memory per slot: every request can have its own source whatever its width.
   absl::StatusOr<std::unique_ptr<StateArena>> AllocateStates(int num_slots) const override;
+  // `num_slots` slots sharing `cross_memories` (1..num_slots) cross memory blocks: a request
+  // holds one block however many slots its beams or choices take.
+  absl::StatusOr<std::unique_ptr<StateArena>> AllocateStatesWithCrossMemories(
+      int num_slots, int cross_memories) const;
   const Seq2seqShape* seq2seq() const override { return &shape_; }
   absl::Status Encode(StateArena& states, int slot, std::span<const int32_t> source) override;
   absl::Status Prefill(StateArena& states, int slot, std::span<const int32_t> tokens,
@@ -57,14 +64,18 @@ class Seq2seqModel final : public LanguageModel {
   absl::Status CheckArena(const StateArena& states, const char* call) const;
   absl::Status CheckSlotPosition(const StateArena& states, int slot, int32_t new_tokens,
                                  const char* call) const;
+  // Stages each row's cross memory block (the block its slot reads) in cross_blocks_;
+  // FAILED_PRECONDITION naming `call` for a slot with none (never encoded).
+  absl::Status StageCrossBlocks(const StateArena& states, std::span<const int32_t> slots,
+                                const char* call);
   // Grows the buffers the cross sub-blocks and Encode use beyond ForwardScratch.
   absl::Status ReserveCross(int rows);
 
   // The encoder over the `rows` source tokens in scratch, then encoder.final_norm into source_.
   void RunEncoder(int rows);
-  // Writes decoder layer `layer`'s cross memory into `slot` from the `positions` rows of
-  // source_.
-  void BuildCrossMemory(StateArena& states, int slot, int layer, int positions);
+  // Writes decoder layer `layer`'s cross memory into shared block `block` from the
+  // `positions` rows of source_.
+  void BuildCrossMemory(StateArena& states, int block, int layer, int positions);
 
   // The decoder over `rows` scratch rows (tokens, embed positions, slots and positions staged):
   // `prefill` when they are one request's consecutive tokens (slot `slot`, from position
@@ -93,12 +104,14 @@ class Seq2seqModel final : public LanguageModel {
   // [N, H*M]; the discarded output of rfa's memory build [N, E].
   int cross_rows_ = 0;
   kernels::DeviceBuffer cross_queries_;
+  kernels::DeviceBuffer cross_blocks_;  // [rows] int32: each row's cross memory block
   kernels::DeviceBuffer source_, source_kv_, filtered_kv_, slot_logits_, discarded_;
   // Host staging of a decode step's per-row inputs and the distinct-slots flags (all false
   // between steps), kept so a step allocates nothing once warm.
   std::vector<int32_t> step_positions_;
   std::vector<int32_t> step_embed_positions_;
   std::vector<bool> slot_in_step_;
+  std::vector<int32_t> step_blocks_;
 };
 
 }  // namespace slotserve::models

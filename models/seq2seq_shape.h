@@ -16,9 +16,12 @@ struct Seq2seqShape {
   int32_t decoder_start_id = 0;
   // "softmax", "abc", "rfa", "luna" or "srformer".
   std::string cross_kind;
-  // state_bytes_per_request() = decoder_state_bytes + cross_memory_bytes: the decoder's
-  // self-attention state, and the cross memory Encode writes (fixed for abc/rfa/luna, sized by
-  // max_source_tokens for softmax/srformer).
+  // state_bytes_per_request() = decoder_state_bytes + cross_memory_bytes: what each
+  // hypothesis holds in its own slot (the decoder's self-attention state; for srformer also
+  // the RAF state of its cross attention), and the cross memory Encode writes once per request
+  // and the request's beams and choices share (fixed for abc/rfa/luna, sized by
+  // max_source_tokens for softmax/srformer). A beam of width B holds
+  // B * decoder_state_bytes + cross_memory_bytes.
   int64_t decoder_state_bytes = 0;
   int64_t cross_memory_bytes = 0;
 };

@@ -21,7 +21,7 @@ int64_t CrossMemoryFloatsPerLayer(const Seq2seqConfig& config) {
     case CrossAttentionKind::kRfa:
       return kernels::RfaStateFloatsPerLayer(heads, head_dim, cross.features);
     case CrossAttentionKind::kSrformer:
-      return kernels::SrformerLayout{heads, head_dim, config.max_source_tokens}.floats();
+      return kernels::SrformerLayout{heads, head_dim, config.max_source_tokens}.memory_floats();
   }
   return 0;
 }
@@ -30,8 +30,15 @@ Seq2seqSlotLayout MakeSeq2seqSlotLayout(const Seq2seqConfig& config) {
   Seq2seqSlotLayout layout;
   layout.decoder_state_floats =
       StateBytesPerRequest(config.decoder) / static_cast<int64_t>(sizeof(float));
-  layout.source_length_offset = layout.decoder_state_floats;
-  layout.cross_offset = layout.source_length_offset + 1;
+  layout.raf_offset = layout.decoder_state_floats;
+  if (config.cross.kind == CrossAttentionKind::kSrformer) {
+    layout.raf_floats_per_layer =
+        kernels::SrformerLayout{config.decoder.n_heads, config.decoder.head_dim(),
+                                config.max_source_tokens}
+            .raf_floats();
+  }
+  layout.source_length_offset = 0;
+  layout.cross_offset = 1;
   layout.cross_floats_per_layer = CrossMemoryFloatsPerLayer(config);
   layout.decoder_layers = config.decoder.n_layers;
   return layout;
@@ -43,9 +50,8 @@ Seq2seqShape MakeSeq2seqShape(const Seq2seqConfig& config) {
   shape.max_source_tokens = config.max_source_tokens;
   shape.decoder_start_id = config.decoder_start_id;
   shape.cross_kind = CrossAttentionKindName(config.cross.kind);
-  shape.decoder_state_bytes = layout.decoder_state_floats * static_cast<int64_t>(sizeof(float));
-  shape.cross_memory_bytes =
-      (layout.slot_floats() - layout.decoder_state_floats) * static_cast<int64_t>(sizeof(float));
+  shape.decoder_state_bytes = layout.slot_floats() * static_cast<int64_t>(sizeof(float));
+  shape.cross_memory_bytes = layout.memory_floats() * static_cast<int64_t>(sizeof(float));
   return shape;
 }
 

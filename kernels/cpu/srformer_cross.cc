@@ -18,7 +18,7 @@ void LaunchSrformerBuild<Backend::kCpu>(const SrformerBuildParams& p, Stream /*s
   const SrformerLayout& l = p.layout;
   const int d = l.head_dim;
   const int64_t width = l.width();
-  std::fill(p.layer, p.layer + l.floats(), 0.0f);
+  std::fill(p.layer, p.layer + l.memory_floats(), 0.0f);
   for (int i = 0; i < p.positions; ++i) {
     std::copy_n(p.keys + i * p.in_stride, width, p.layer + l.keys() + i * width);
     std::copy_n(p.values + i * p.in_stride, width, p.layer + l.values() + i * width);
@@ -50,18 +50,19 @@ void LaunchSrformerStep<Backend::kCpu>(const SrformerStepParams& p, const StepTa
   std::vector<float> x(static_cast<size_t>(d) * d);
   std::vector<float> scores(p.segment);
   for (int r = 0; r < p.rows; ++r) {
-    float* layer = host::LayerState(target.state, target.slots[r]);
-    const float* slot = target.state.pool + target.slots[r] * target.state.slot_stride;
-    const int n = static_cast<int>(slot[p.length_offset]);
+    const float* layer = host::LayerState(target.state, target.slots[r]);
+    const float* block = target.state.pool + target.slots[r] * target.state.slot_stride;
+    const int n = static_cast<int>(block[p.length_offset]);
+    float* raf_state = host::LayerState(p.raf_state, p.raf_slots[r]);
     const int segment = SrformerSegmentOf(target.positions[r], n, p.segment, p.target_length);
     const int first = segment * p.segment;
     const int rows_in_segment = std::min(first + p.segment, n) - first;
     for (int h = 0; h < l.heads; ++h) {
       const float* keys = layer + l.keys() + first * width + h * d;
       const float* values = layer + l.values() + first * width + h * d;
-      float* mem = layer + l.membrane() + static_cast<int64_t>(h) * d * d;
-      float* raf = layer + l.raf_output() + static_cast<int64_t>(h) * d * d;
-      float& entered = layer[l.entered() + h];
+      float* mem = raf_state + l.membrane() + static_cast<int64_t>(h) * d * d;
+      float* raf = raf_state + l.raf_output() + static_cast<int64_t>(h) * d * d;
+      float& entered = raf_state[l.entered() + h];
       if (entered != static_cast<float>(segment + 1)) {
         // P = KV − K_Sᵀ V_S, then x = P Wᵀ + b row by row.
         std::copy_n(layer + l.key_value() + static_cast<int64_t>(h) * d * d, d * d, pending.data());

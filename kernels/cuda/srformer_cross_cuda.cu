@@ -20,19 +20,15 @@ __global__ void SrformerBuildKernel(SrformerBuildParams p) {
   const int64_t width = l.width();
   float* keys = p.layer + l.keys();
   float* values = p.layer + l.values();
-  for (int64_t e = threadIdx.x; e < static_cast<int64_t>(p.positions) * d; e += blockDim.x) {
+  // Rows past k are zeroed, as the host backends do, so a block's contents never depend on
+  // what it held before.
+  for (int64_t e = threadIdx.x; e < static_cast<int64_t>(l.capacity) * d; e += blockDim.x) {
     const int64_t i = e / d;
     const int64_t c = h * d + e % d;
-    keys[i * width + c] = p.keys[i * p.in_stride + c];
-    values[i * width + c] = p.values[i * p.in_stride + c];
+    const bool in_use = i < p.positions;
+    keys[i * width + c] = in_use ? p.keys[i * p.in_stride + c] : 0.0f;
+    values[i * width + c] = in_use ? p.values[i * p.in_stride + c] : 0.0f;
   }
-  float* mem = p.layer + l.membrane() + static_cast<int64_t>(h) * d * d;
-  float* raf = p.layer + l.raf_output() + static_cast<int64_t>(h) * d * d;
-  for (int e = threadIdx.x; e < d * d; e += blockDim.x) {
-    mem[e] = 0.0f;
-    raf[e] = 0.0f;
-  }
-  if (threadIdx.x == 0) p.layer[l.entered() + h] = 0.0f;
   __syncthreads();
   float* key_value = p.layer + l.key_value() + static_cast<int64_t>(h) * d * d;
   for (int e = threadIdx.x; e < d * d; e += blockDim.x) {
@@ -60,20 +56,21 @@ __global__ void SrformerStepKernel(SrformerStepParams p, StepTarget target) {
   const int lane = threadIdx.x;
   const int d = l.head_dim;
   const int64_t width = l.width();
-  const float* slot =
+  const float* block =
       target.state.pool + static_cast<int64_t>(target.slots[row]) * target.state.slot_stride;
-  float* layer = target.state.pool +
-                 static_cast<int64_t>(target.slots[row]) * target.state.slot_stride +
-                 target.state.layer_offset;
-  const int n = static_cast<int>(slot[p.length_offset]);
+  const float* layer = block + target.state.layer_offset;
+  float* raf_state = p.raf_state.pool +
+                     static_cast<int64_t>(p.raf_slots[row]) * p.raf_state.slot_stride +
+                     p.raf_state.layer_offset;
+  const int n = static_cast<int>(block[p.length_offset]);
   const int segment = SrformerSegmentOf(target.positions[row], n, p.segment, p.target_length);
   const int first = segment * p.segment;
   const int rows_in_segment = min(first + p.segment, n) - first;
   const float* keys = layer + l.keys() + first * width + h * d;
   const float* values = layer + l.values() + first * width + h * d;
-  float* mem = layer + l.membrane() + static_cast<int64_t>(h) * d * d;
-  float* raf = layer + l.raf_output() + static_cast<int64_t>(h) * d * d;
-  float* entered = layer + l.entered() + h;
+  float* mem = raf_state + l.membrane() + static_cast<int64_t>(h) * d * d;
+  float* raf = raf_state + l.raf_output() + static_cast<int64_t>(h) * d * d;
+  float* entered = raf_state + l.entered() + h;
   if (*entered != static_cast<float>(segment + 1)) {
     const float* key_value = layer + l.key_value() + static_cast<int64_t>(h) * d * d;
     for (int e = lane; e < d * d; e += cuda::kWarpSize) {

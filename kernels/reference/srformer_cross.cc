@@ -15,7 +15,7 @@ void LaunchSrformerBuild<Backend::kReference>(const SrformerBuildParams& p, Stre
   const SrformerLayout& l = p.layout;
   const int d = l.head_dim;
   const int64_t width = l.width();
-  std::fill(p.layer, p.layer + l.floats(), 0.0f);
+  std::fill(p.layer, p.layer + l.memory_floats(), 0.0f);
   for (int i = 0; i < p.positions; ++i) {
     for (int64_t c = 0; c < width; ++c) {
       p.layer[l.keys() + i * width + c] = p.keys[i * p.in_stride + c];
@@ -49,18 +49,19 @@ void LaunchSrformerStep<Backend::kReference>(const SrformerStepParams& p, const 
   const int64_t width = l.width();
   std::vector<double> x(static_cast<size_t>(d) * d);
   for (int r = 0; r < p.rows; ++r) {
-    float* layer = host::LayerState(target.state, target.slots[r]);
-    const float* slot = target.state.pool + target.slots[r] * target.state.slot_stride;
-    const int n = static_cast<int>(slot[p.length_offset]);
+    const float* layer = host::LayerState(target.state, target.slots[r]);
+    const float* block = target.state.pool + target.slots[r] * target.state.slot_stride;
+    const int n = static_cast<int>(block[p.length_offset]);
+    float* raf_state = host::LayerState(p.raf_state, p.raf_slots[r]);
     const int segment = SrformerSegmentOf(target.positions[r], n, p.segment, p.target_length);
     const int first = segment * p.segment;
     const int last = std::min(first + p.segment, n);  // exclusive
     for (int h = 0; h < l.heads; ++h) {
       const float* keys = layer + l.keys() + h * d;
       const float* values = layer + l.values() + h * d;
-      float* mem = layer + l.membrane() + h * d * d;
-      float* raf = layer + l.raf_output() + h * d * d;
-      float& entered = layer[l.entered() + h];
+      float* mem = raf_state + l.membrane() + h * d * d;
+      float* raf = raf_state + l.raf_output() + h * d * d;
+      float& entered = raf_state[l.entered() + h];
       if (entered != segment + 1) {
         for (int a = 0; a < d; ++a) {
           std::vector<double> row(d);  // P[a, :] = KV[a, :] − Σ_{i in S} K[i, a] V[i, :]

@@ -104,6 +104,19 @@ class Seq2seqGoldenTest : public ::testing::TestWithParam<Case> {
     EXPECT_LE(MaxAbsDiff(logits, golden_.Row(t)), kTolerance) << "decoder position " << t;
   }
 
+  // Encodes the golden source into `slot` and prefills the first half of the decoder inputs:
+  // the common start of the fork and snapshot tests. Returns where the rest starts.
+  size_t EncodeAndPrefillHalf(int slot) {
+    EXPECT_TRUE(model_->Encode(*states_, slot, golden_.source).ok());
+    const size_t half = inputs_.size() / 2;
+    std::vector<float> logits(golden_.vocab_size);
+    EXPECT_TRUE(model_
+                    ->Prefill(*states_, slot, std::span<const int32_t>(inputs_).first(half),
+                              models::LogitsWanted::kLastToken, logits)
+                    .ok());
+    return half;
+  }
+
   Seq2seqGolden golden_;
   std::unique_ptr<models::LanguageModel> model_;
   std::unique_ptr<models::StateArena> states_;
@@ -160,14 +173,8 @@ TEST_P(Seq2seqGoldenTest, DecoderSteppedInABatchMatchesTheReference) {
 // A slot copied mid-decode (a fork: beams, n > 1) continues exactly as the original, so the
 // copy carries the cross memory, the source length and srformer's RAF state.
 TEST_P(Seq2seqGoldenTest, AForkedSlotContinuesLikeTheOriginal) {
-  ASSERT_TRUE(model_->Encode(*states_, 0, golden_.source).ok());
-  const int vocab = golden_.vocab_size;
-  const size_t half = inputs_.size() / 2;
-  std::vector<float> logits(vocab);
-  ASSERT_TRUE(model_
-                  ->Prefill(*states_, 0, std::span<const int32_t>(inputs_).first(half),
-                            models::LogitsWanted::kLastToken, logits)
-                  .ok());
+  const size_t half = EncodeAndPrefillHalf(0);
+  std::vector<float> logits(golden_.vocab_size);
   ASSERT_TRUE(states_->Copy(0, 1).ok());
   ASSERT_TRUE(states_->Reset(0).ok());  // the original is gone; only the copy remains
   for (size_t t = half; t < inputs_.size(); ++t) {
@@ -176,6 +183,67 @@ TEST_P(Seq2seqGoldenTest, AForkedSlotContinuesLikeTheOriginal) {
     ASSERT_TRUE(model_->Step(*states_, slot, token, logits).ok());
     ExpectRow(logits, t);
   }
+}
+
+// Beams of one request (DESIGN §8): forks share the request's one cross memory, each keeps its
+// own decoder state (and srformer RAF state), so a sibling fed other tokens changes nothing the
+// golden hypothesis reads; the memory goes back when the last reader lets go.
+TEST_P(Seq2seqGoldenTest, ForkedHypothesesShareOneCrossMemory) {
+  const size_t half = EncodeAndPrefillHalf(0);
+  const int vocab = golden_.vocab_size;
+  std::vector<float> logits(2 * vocab);
+  ASSERT_TRUE(states_->Copy(0, 1).ok());
+  ASSERT_TRUE(states_->Copy(0, 2).ok());
+  EXPECT_EQ(states_->shared_block(1), states_->shared_block(0));
+  EXPECT_EQ(states_->shared_block(2), states_->shared_block(0));
+  EXPECT_EQ(states_->free_shared_blocks(), states_->shared_block_count() - 1);
+  ASSERT_TRUE(states_->Reset(0).ok());
+  for (size_t t = half; t < inputs_.size(); ++t) {
+    const std::vector<int32_t> slots = {2, 1};
+    // Slot 2 is fed a different token each step (another hypothesis).
+    const std::vector<int32_t> tokens = {static_cast<int32_t>((inputs_[t] + 1 + t) % vocab),
+                                         inputs_[t]};
+    ASSERT_TRUE(model_->Step(*states_, slots, tokens, logits).ok());
+    ExpectRow(std::span<const float>(logits).subspan(vocab, vocab), t);
+  }
+  ASSERT_TRUE(states_->Reset(1).ok());
+  EXPECT_EQ(states_->free_shared_blocks(), states_->shared_block_count() - 1);  // 2 reads it
+  ASSERT_TRUE(states_->Reset(2).ok());
+  EXPECT_EQ(states_->free_shared_blocks(), states_->shared_block_count());
+}
+
+// A snapshot (sessions, export) carries the cross memory: restored after the block it came
+// from was reused for another source, the slot continues as the original.
+TEST_P(Seq2seqGoldenTest, ARestoredSnapshotBringsItsCrossMemory) {
+  const size_t half = EncodeAndPrefillHalf(0);
+  std::vector<float> logits(golden_.vocab_size);
+  std::vector<uint8_t> snapshot;
+  ASSERT_TRUE(states_->Save(0, &snapshot).ok());
+  EXPECT_EQ(static_cast<int64_t>(snapshot.size()),
+            static_cast<int64_t>(sizeof(int32_t)) + model_->state_bytes_per_request());
+  const std::vector<int32_t> other_source(golden_.source.begin(), golden_.source.begin() + 2);
+  ASSERT_TRUE(model_->Encode(*states_, 0, other_source).ok());  // reuses the freed block
+  ASSERT_TRUE(states_->Restore(2, snapshot).ok());
+  EXPECT_NE(states_->shared_block(2), states_->shared_block(0));
+  for (size_t t = half; t < inputs_.size(); ++t) {
+    const std::vector<int32_t> slot = {2};
+    const std::vector<int32_t> token = {inputs_[t]};
+    ASSERT_TRUE(model_->Step(*states_, slot, token, logits).ok());
+    ExpectRow(logits, t);
+  }
+}
+
+TEST_P(Seq2seqGoldenTest, DecodingASlotWithoutASourceIsRefused) {
+  const int vocab = golden_.vocab_size;
+  std::vector<float> logits(vocab);
+  const std::vector<int32_t> first = {inputs_[0]};
+  const absl::Status prefill =
+      model_->Prefill(*states_, 1, first, models::LogitsWanted::kLastToken, logits);
+  EXPECT_EQ(prefill.code(), absl::StatusCode::kFailedPrecondition) << prefill;
+  EXPECT_NE(prefill.message().find("slot 1 holds no source"), std::string::npos) << prefill;
+  const std::vector<int32_t> slot = {1};
+  const absl::Status step = model_->Step(*states_, slot, first, logits);
+  EXPECT_EQ(step.code(), absl::StatusCode::kFailedPrecondition) << step;
 }
 
 TEST_P(Seq2seqGoldenTest, EncodeRefusesSourcesItCannotHold) {
@@ -203,7 +271,7 @@ TEST_P(Seq2seqGoldenTest, StateBytesAreTheDecoderAndCrossParts) {
   EXPECT_GT(shape.cross_memory_bytes, 0);
   EXPECT_EQ(model_->state_bytes_per_request(),
             shape.decoder_state_bytes + shape.cross_memory_bytes);
-  EXPECT_EQ(states_->bytes_per_slot(), model_->state_bytes_per_request());
+  EXPECT_EQ(states_->snapshot_state_bytes(), model_->state_bytes_per_request());
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, Seq2seqGoldenTest, ::testing::ValuesIn(Cases()),

@@ -4,6 +4,7 @@
 // read without RAF spikes being plain softmax over the segment).
 #include "kernels/srformer_cross.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -26,7 +27,10 @@ constexpr int kLengthOffset = 0;
 constexpr int kLayerOffset = 2;
 constexpr int kSlots = 2;
 const SrformerLayout kLayout = {kHeads, kHeadDim, kCapacity};
-const int64_t kSlotStride = kLayerOffset + kLayout.floats();
+// Each test slot holds its memory block and, after it, its RAF state (the model keeps them
+// apart: the memory in the request's shared cross memory, the RAF state in each beam's slot).
+const int64_t kRafOffset = kLayerOffset + kLayout.memory_floats();
+const int64_t kSlotStride = kRafOffset + kLayout.raf_floats();
 
 struct SrformerRun {
   std::vector<float> outputs;  // every step's rows, one after another
@@ -38,6 +42,9 @@ struct SrformerRun {
 SrformerRun RunSrformer(Backend backend, float leak, float threshold) {
   const int lengths[kSlots] = {11, 5};
   std::vector<float> pool(kSlots * kSlotStride, 3.0f);  // garbage the build must overwrite
+  for (int slot = 0; slot < kSlots; ++slot) {           // a fresh slot's RAF state is zero
+    std::fill_n(pool.begin() + slot * kSlotStride + kRafOffset, kLayout.raf_floats(), 0.0f);
+  }
   DeviceArray<float> pool_dev(backend, pool);
   for (int slot = 0; slot < kSlots; ++slot) {
     const int64_t in_stride = 2 * kWidth + 1;
@@ -69,6 +76,8 @@ SrformerRun RunSrformer(Backend backend, float leak, float threshold) {
     p.segment = kSegment;
     p.target_length = kTargetLength;
     p.length_offset = kLengthOffset;
+    p.raf_state = {pool_dev.data(), kSlotStride, kRafOffset};
+    p.raf_slots = slots.data();
     p.raf_weight = weight.data();
     p.raf_bias = bias.data();
     p.leak = leak;
@@ -111,12 +120,12 @@ TEST(SrformerCrossReferenceTest, SegmentSchedule) {
 
 TEST(SrformerCrossReferenceTest, TheRafSpikesAndRecordsTheSegment) {
   const SrformerRun run = RunSrformer(Backend::kReference, 0.6f, 0.4f);
-  const float* layer = run.pool.data() + kLayerOffset;  // slot 0, after t = 7 (segment 3)
-  EXPECT_EQ(layer[kLayout.entered()], 4.0f);
+  const float* raf = run.pool.data() + kRafOffset;  // slot 0, after t = 7 (segment 3)
+  EXPECT_EQ(raf[kLayout.entered()], 4.0f);
   float largest_r = 0.0f;
   for (int e = 0; e < kHeads * kHeadDim * kHeadDim; ++e) {
-    EXPECT_GE(layer[kLayout.raf_output() + e], 0.0f);
-    largest_r = std::max(largest_r, layer[kLayout.raf_output() + e]);
+    EXPECT_GE(raf[kLayout.raf_output() + e], 0.0f);
+    largest_r = std::max(largest_r, raf[kLayout.raf_output() + e]);
   }
   EXPECT_GT(largest_r, 0.0f) << "the test's weights are meant to make the RAF fire";
 }
@@ -128,7 +137,7 @@ TEST(SrformerCrossReferenceTest, WithoutSpikesTheReadIsSegmentSoftmax) {
   const SrformerRun run = RunSrformer(Backend::kReference, 0.0f, 1e9f);
   const float* layer = run.pool.data() + kLayerOffset;
   for (int e = 0; e < kHeads * kHeadDim * kHeadDim; ++e) {
-    EXPECT_EQ(layer[kLayout.raf_output() + e], 0.0f);
+    EXPECT_EQ(layer[kLayout.memory_floats() + kLayout.raf_output() + e], 0.0f);
   }
   // Step t = 7 of slot 0 (row 1) reads segment 3 = source position 9..10.
   const std::vector<float> q = RandomFloats(2 * (kWidth + 1), 60 + 7);

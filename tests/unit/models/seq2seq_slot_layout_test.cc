@@ -17,11 +17,13 @@ namespace {
 constexpr int64_t kAbcDecoderBytes = 288 * 4;
 constexpr int64_t kSoftmaxDecoderBytes = 2048 * 4;
 
-// Cross memory per request: 1 float of source length + 2 layers x (per layer):
-//   softmax: K, V [32 x 16] = 1024;  abc M = 5: K̄, V̄ [5 x 16] = 160;  luna L = 4: 128;
+// Cross memory per request (shared by its beams): 1 float of source length + 2 layers x (per
+// layer): softmax: K, V [32 x 16] = 1024;  abc M = 5: K̄, V̄ [5 x 16] = 160;  luna L = 4: 128;
 //   rfa D = 6: per head S [12 x 8] + z [12] = 108, x 2 heads = 216;
-//   srformer: K, V 1024 + KᵀV 2 x 64 + ‖K‖ 2 + mem 128 + R 128 + segment 2 = 1412.
+//   srformer: K, V 1024 + KᵀV 2 x 64 + ‖K‖ 2 = 1154.
+// srformer's RAF state, per hypothesis in the slot: mem 128 + R 128 + segment 2 = 258 per layer.
 int64_t CrossBytes(int64_t floats_per_layer) { return (1 + 2 * floats_per_layer) * 4; }
+constexpr int64_t kRafBytes = 2 * 258 * 4;
 
 TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
   const std::map<std::string, std::pair<int64_t, int64_t>> expected = {
@@ -35,8 +37,8 @@ TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
       {"rfa_interleave_softmax", {kSoftmaxDecoderBytes, CrossBytes(216)}},
       {"softmax_abc", {kAbcDecoderBytes, CrossBytes(1024)}},
       {"softmax_softmax", {kSoftmaxDecoderBytes, CrossBytes(1024)}},
-      {"srformer_abc", {kAbcDecoderBytes, CrossBytes(1412)}},
-      {"srformer_softmax", {kSoftmaxDecoderBytes, CrossBytes(1412)}},
+      {"srformer_abc", {kAbcDecoderBytes + kRafBytes, CrossBytes(1154)}},
+      {"srformer_softmax", {kSoftmaxDecoderBytes + kRafBytes, CrossBytes(1154)}},
   };
   int checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(SLOTSERVE_GOLDEN_SEQ2SEQ_DIR)) {
@@ -59,10 +61,16 @@ TEST(Seq2seqSlotLayoutTest, PartsFollowOneAnotherWithoutOverlap) {
                                   "srformer_abc" / "config.json");
   ASSERT_TRUE(config.ok()) << config.status();
   const Seq2seqSlotLayout layout = MakeSeq2seqSlotLayout(*config);
-  EXPECT_EQ(layout.source_length_offset, 288);
-  EXPECT_EQ(layout.CrossLayerOffset(0), 289);
-  EXPECT_EQ(layout.CrossLayerOffset(1), 289 + 1412);
-  EXPECT_EQ(layout.slot_floats(), 289 + 2 * 1412);
+  // The slot: decoder self state, then each layer's RAF state.
+  EXPECT_EQ(layout.RafLayerOffset(0), 288);
+  EXPECT_EQ(layout.RafLayerOffset(1), 288 + 258);
+  EXPECT_EQ(layout.slot_floats(), 288 + 2 * 258);
+  // The shared cross memory block: the source length, then each layer's memory.
+  EXPECT_EQ(layout.source_length_offset, 0);
+  EXPECT_EQ(layout.CrossLayerOffset(0), 1);
+  EXPECT_EQ(layout.CrossLayerOffset(1), 1 + 1154);
+  EXPECT_EQ(layout.memory_floats(), 1 + 2 * 1154);
+  EXPECT_EQ(layout.request_floats(), layout.slot_floats() + layout.memory_floats());
   EXPECT_EQ(MakeSeq2seqShape(*config).cross_kind, "srformer");
 }
 

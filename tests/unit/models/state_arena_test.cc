@@ -116,6 +116,70 @@ TEST_P(StateArenaTest, RefusesSlotsOutsideTheArena) {
       << status;
 }
 
+// An arena with shared blocks (an encoder–decoder model's cross memories): forks share, a
+// snapshot carries the block's contents, a restore takes a fresh block.
+class SharedStateArenaTest : public ::testing::TestWithParam<kernels::Backend> {
+ protected:
+  static constexpr int64_t kShared = 3;
+  void SetUp() override {
+    auto slots = kernels::DeviceBuffer::Allocate(GetParam(), kSlots * kFloatsPerSlot * 4);
+    auto blocks = kernels::DeviceBuffer::Allocate(GetParam(), 2 * kShared * 4);
+    ASSERT_TRUE(slots.ok() && blocks.ok());
+    arena_ = std::make_unique<StateArena>(
+        GetParam(), kSlots, kFloatsPerSlot, *std::move(slots),
+        SharedBlocks{.count = 2, .floats_per_block = kShared, .buffer = *std::move(blocks)});
+  }
+  void FillBlock(int slot, float value) {
+    const std::vector<float> values(kShared, value);
+    kernels::CopyHostToDevice(GetParam(),
+                              arena_->shared_data() + arena_->shared_block(slot) * kShared,
+                              values.data(), kShared * 4);
+  }
+  std::vector<float> BlockValues(int slot) const {
+    std::vector<float> values(kShared);
+    kernels::CopyDeviceToHost(GetParam(), values.data(),
+                              arena_->shared_data() + arena_->shared_block(slot) * kShared,
+                              kShared * 4);
+    return values;
+  }
+  std::unique_ptr<StateArena> arena_;
+};
+
+TEST_P(SharedStateArenaTest, ForksShareAndSnapshotsCarryTheBlock) {
+  EXPECT_EQ(arena_->snapshot_state_bytes(), (kFloatsPerSlot + kShared) * 4);
+  ASSERT_TRUE(arena_->AttachNewSharedBlock(0).ok());
+  EXPECT_EQ(BlockValues(0), std::vector<float>(kShared, 0.0f));  // fresh blocks are zeroed
+  FillBlock(0, 7.0f);
+  ASSERT_TRUE(arena_->Copy(0, 1).ok());
+  EXPECT_EQ(arena_->shared_block(1), arena_->shared_block(0));
+  EXPECT_EQ(arena_->free_shared_blocks(), 1);
+  std::vector<uint8_t> snapshot;
+  ASSERT_TRUE(arena_->Save(1, &snapshot).ok());
+  EXPECT_EQ(snapshot.size(), sizeof(int32_t) + (kFloatsPerSlot + kShared) * 4);
+  ASSERT_TRUE(arena_->Restore(2, snapshot).ok());
+  EXPECT_NE(arena_->shared_block(2), arena_->shared_block(0));
+  EXPECT_EQ(BlockValues(2), std::vector<float>(kShared, 7.0f));
+  EXPECT_EQ(arena_->free_shared_blocks(), 0);
+  // Every block in use: a further restore is refused and leaves the slot as it was.
+  const absl::Status refused = arena_->Restore(3, snapshot);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted) << refused;
+  EXPECT_EQ(arena_->shared_block(3), SharedBlockTable::kNone);
+  arena_->DetachSharedBlock(0);
+  ASSERT_TRUE(arena_->Reset(1).ok());
+  EXPECT_EQ(arena_->free_shared_blocks(), 1);
+  // A slot with no block saves zeros in the block's place.
+  ASSERT_TRUE(arena_->Save(3, &snapshot).ok());
+  float tail[kShared];
+  std::memcpy(tail, snapshot.data() + sizeof(int32_t) + kFloatsPerSlot * 4, sizeof(tail));
+  EXPECT_EQ(std::vector<float>(tail, tail + kShared), std::vector<float>(kShared, 0.0f));
+}
+
+INSTANTIATE_TEST_SUITE_P(HostBackends, SharedStateArenaTest,
+                         ::testing::Values(kernels::Backend::kReference, kernels::Backend::kCpu),
+                         [](const auto& info) {
+                           return std::string(kernels::BackendName(info.param));
+                         });
+
 INSTANTIATE_TEST_SUITE_P(HostBackends, StateArenaTest,
                          ::testing::Values(kernels::Backend::kReference, kernels::Backend::kCpu),
                          [](const auto& info) {
