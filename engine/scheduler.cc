@@ -49,6 +49,11 @@ absl::Status SchedulerOptions::Validate() const {
         std::pair{"max_beam_width", max_beam_width}}) {
     SLOTSERVE_RETURN_IF_ERROR(Positive(field, value));
   }
+  if (max_cross_memories < 0 || max_cross_memories > max_slots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_cross_memories must be in [0, max_slots = ", max_slots,
+                     "] (0 = one per slot), got ", max_cross_memories));
+  }
   if (default_max_new_tokens > max_new_tokens_limit) {
     return absl::InvalidArgumentError(
         absl::StrCat("default_max_new_tokens must be <= max_new_tokens_limit (",
@@ -202,6 +207,17 @@ class Scheduler::Impl final : private RequestFinisher {
     return limits;
   }
 
+  // How many of the queue's head requests join now: their slots, and for a seq2seq model their
+  // one cross memory each, must be free.
+  int AdmissionCount(std::vector<QueuedRequestView>& head) const {
+    // A model whose arena keeps no shared blocks (decoder-only) has no cross memory to run out of.
+    if (model_->seq2seq() == nullptr || arena_->shared_block_count() == 0) {
+      return PlanAdmission(pool_.free_count(), head);
+    }
+    for (QueuedRequestView& queued : head) queued.cross_memories_needed = 1;
+    return PlanAdmission(pool_.free_count(), head, arena_->free_shared_blocks());
+  }
+
   static std::unique_ptr<PrefixCache> MakePrefixCache(const SchedulerOptions& options) {
     if (options.prefix_block <= 0 || options.prefix_cache_bytes <= 0) return nullptr;
     return std::make_unique<PrefixCache>(options.prefix_block, options.prefix_cache_bytes);
@@ -230,7 +246,7 @@ class Scheduler::Impl final : private RequestFinisher {
         }
       }
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
-      Admit(queue_.PopFront(PlanAdmission(pool_.free_count(), intake->head)), now);
+      Admit(queue_.PopFront(AdmissionCount(intake->head)), now);
       ForkReadyParents();
       StepLimits limits = step_limits_;
       limits.prefill_cap = PrefillTokenCap(options_.max_step_latency, runner_.costs());
@@ -502,7 +518,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
         vocab_size, "; they must match (pieces <= vocab)"));
   }
   absl::StatusOr<std::unique_ptr<models::StateArena>> arena =
-      model->AllocateStates(options.max_slots);
+      model->AllocateStatesSharingCrossMemories(options.max_slots, options.max_cross_memories > 0
+                                                                       ? options.max_cross_memories
+                                                                       : options.max_slots);
   if (!arena.ok()) {
     return absl::Status(
         arena.status().code(),

@@ -53,6 +53,10 @@ struct SchedulerOptions {
   int max_n = 16;
   // Widest beam search (BeamOptions::width) one request may ask for; capped by max_slots.
   int max_beam_width = 8;
+  // Encoder–decoder models: cross memories in the arena, i.e. most requests holding a source
+  // at once (a request's beams and choices share one); 0 = one per slot. Fewer than max_slots
+  // trades concurrent sources for memory when requests fork (beams, n > 1).
+  int max_cross_memories = 0;
   // Sessions (DESIGN §9, session_store.h): kept states live this long since last used, and
   // take at most this many bytes (least recently used first out).
   absl::Duration session_ttl = absl::Minutes(30);

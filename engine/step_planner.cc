@@ -4,11 +4,14 @@
 
 namespace slotserve::engine {
 
-int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head) {
+int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head,
+                  int free_cross_memories) {
   int admitted = 0;
   for (const QueuedRequestView& queued : queue_head) {
     if (queued.slots_needed > free_slots) break;
+    if (queued.cross_memories_needed > free_cross_memories) break;
     free_slots -= queued.slots_needed;
+    free_cross_memories -= queued.cross_memories_needed;
     ++admitted;
   }
   return admitted;

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -17,12 +18,16 @@ namespace slotserve::engine {
 struct QueuedRequestView {
   // State slots the request holds once admitted: 1, n for a fork, the width for a beam search.
   int slots_needed = 1;
+  // Cross memories it holds (an encoder–decoder model's requests: 1, shared by its slots).
+  int cross_memories_needed = 0;
 };
 
 // How many requests from the front of the queue (`queue_head`, in arrival order) join this
-// step: in arrival order while the next one's slots fit in `free_slots`. First come, first
-// served: a request never overtakes one that arrived before it.
-int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head);
+// step: in arrival order while the next one's slots fit in `free_slots` and its cross memories
+// in `free_cross_memories`. First come, first served: a request never overtakes one that
+// arrived before it.
+int PlanAdmission(int free_slots, std::span<const QueuedRequestView> queue_head,
+                  int free_cross_memories = std::numeric_limits<int>::max());
 
 // A running request (holding a slot) as the step plan sees it.
 struct RunningRequestView {

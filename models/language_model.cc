@@ -33,6 +33,11 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LoadEncoderDecoder(const std::fil
 
 }  // namespace
 
+absl::StatusOr<std::unique_ptr<StateArena>> LanguageModel::AllocateStatesSharingCrossMemories(
+    int num_slots, int /*cross_memories*/) const {
+  return AllocateStates(num_slots);
+}
+
 absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::filesystem::path& dir,
                                                                    kernels::Backend backend) {
   if (backend == kernels::Backend::kCuda && !kernels::CudaCompiledIn()) {

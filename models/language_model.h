@@ -40,6 +40,12 @@ class LanguageModel {
   virtual int32_t max_positions() const = 0;
 
   virtual absl::StatusOr<std::unique_ptr<StateArena>> AllocateStates(int num_slots) const = 0;
+  // As AllocateStates, for a server that caps how many requests hold a source at once:
+  // seq2seq models give the slots `cross_memories` (1..num_slots) cross memory blocks, one per
+  // request however many slots its beams or choices take (DESIGN §8). Decoder-only models
+  // have no cross memory and ignore the count.
+  virtual absl::StatusOr<std::unique_ptr<StateArena>> AllocateStatesSharingCrossMemories(
+      int num_slots, int cross_memories) const;
 
   // Encoder–decoder models (DESIGN §8) describe themselves here; decoder-only ones return null.
   // For a seq2seq model, config() describes the decoder (its n_layers and self-attention; the

@@ -95,10 +95,10 @@ int32_t Seq2seqModel::max_positions() const {
 }
 
 absl::StatusOr<std::unique_ptr<StateArena>> Seq2seqModel::AllocateStates(int num_slots) const {
-  return AllocateStatesWithCrossMemories(num_slots, num_slots);
+  return AllocateStatesSharingCrossMemories(num_slots, num_slots);
 }
 
-absl::StatusOr<std::unique_ptr<StateArena>> Seq2seqModel::AllocateStatesWithCrossMemories(
+absl::StatusOr<std::unique_ptr<StateArena>> Seq2seqModel::AllocateStatesSharingCrossMemories(
     int num_slots, int cross_memories) const {
   if (num_slots <= 0) {
     return absl::InvalidArgumentError(

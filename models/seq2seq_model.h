@@ -44,8 +44,8 @@ class Seq2seqModel final : public LanguageModel {
   absl::StatusOr<std::unique_ptr<StateArena>> AllocateStates(int num_slots) const override;
   // `num_slots` slots sharing `cross_memories` (1..num_slots) cross memory blocks: a request
   // holds one block however many slots its beams or choices take.
-  absl::StatusOr<std::unique_ptr<StateArena>> AllocateStatesWithCrossMemories(
-      int num_slots, int cross_memories) const;
+  absl::StatusOr<std::unique_ptr<StateArena>> AllocateStatesSharingCrossMemories(
+      int num_slots, int cross_memories) const override;
   const Seq2seqShape* seq2seq() const override { return &shape_; }
   absl::Status Encode(StateArena& states, int slot, std::span<const int32_t> source) override;
   absl::Status Prefill(StateArena& states, int slot, std::span<const int32_t> tokens,

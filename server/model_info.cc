@@ -24,6 +24,8 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
     info.set_decoder_state_bytes_per_request(seq2seq->decoder_state_bytes);
     info.set_cross_memory_bytes_per_request(seq2seq->cross_memory_bytes);
     info.set_decoder_start_id(seq2seq->decoder_start_id);
+    info.set_cross_memories_total(static_cast<uint32_t>(
+        options.max_cross_memories > 0 ? options.max_cross_memories : options.max_slots));
   }
   const models::AttentionKindDescription& kind =
       models::DescribeAttentionKind(config.attention.kind);
@@ -58,10 +60,10 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
 
 std::string DescribeSeq2seqState(const models::Seq2seqShape* seq2seq) {
   if (seq2seq == nullptr) return "";
-  return absl::StrCat(" (encoder-decoder: ", seq2seq->decoder_state_bytes,
-                      " decoder self-attention + ", seq2seq->cross_memory_bytes,
-                      " cross memory, cross attention ", seq2seq->cross_kind, ", sources up to ",
-                      seq2seq->max_source_tokens, " tokens)");
+  return absl::StrCat(
+      " (encoder-decoder: ", seq2seq->decoder_state_bytes, " per hypothesis + ",
+      seq2seq->cross_memory_bytes, " cross memory shared by a request's beams, cross attention ",
+      seq2seq->cross_kind, ", sources up to ", seq2seq->max_source_tokens, " tokens)");
 }
 
 }  // namespace slotserve::server

@@ -48,6 +48,10 @@ ABSL_FLAG(std::string, backend, "auto",
 ABSL_FLAG(int, max_slots, 64,
           "State slots in the pool = most requests running at once (with --state-memory: an "
           "upper bound on the slots it derives)");
+ABSL_FLAG(int, max_cross_memories, 0,
+          "Encoder-decoder models: cross memories in the state pool = most requests holding a "
+          "source at once (a request's beams and choices share one); 0 = one per state slot. "
+          "Fewer saves memory when requests fork (beam search, n > 1)");
 ABSL_FLAG(std::string, state_memory, "",
           "Memory for the state pool, e.g. 16GiB or 512MiB; the pool gets as many slots as fit "
           "(state bytes per request depend on the model; one state is the padding slot). "
@@ -291,6 +295,7 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   scheduler.max_prompt_tokens = absl::GetFlag(FLAGS_max_prompt_tokens);
   scheduler.max_n = absl::GetFlag(FLAGS_max_n);
   scheduler.max_beam_width = absl::GetFlag(FLAGS_max_beam_width);
+  scheduler.max_cross_memories = absl::GetFlag(FLAGS_max_cross_memories);
   SLOTSERVE_ASSIGN_OR_RETURN(config.state_key, ReadStateKey(absl::GetFlag(FLAGS_state_key_file)));
   scheduler.session_ttl = absl::GetFlag(FLAGS_session_ttl);
   if (scheduler.session_ttl <= absl::ZeroDuration()) {

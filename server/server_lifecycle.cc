@@ -319,20 +319,30 @@ absl::Status RunServer(const ServerConfig& config) {
   scheduler->Start();
 
   const int metrics_port = metrics_endpoint->port();
+  // An encoder-decoder pool is its slots plus its cross memories (fewer when capped).
+  int64_t pool_bytes = state_bytes * scheduler_options.max_slots;
+  std::string cross_note;
+  if (const models::Seq2seqShape* seq2seq = scheduler->seq2seq(); seq2seq != nullptr) {
+    const int cross_memories = scheduler_options.max_cross_memories > 0
+                                   ? scheduler_options.max_cross_memories
+                                   : scheduler_options.max_slots;
+    pool_bytes = seq2seq->decoder_state_bytes * scheduler_options.max_slots +
+                 seq2seq->cross_memory_bytes * cross_memories;
+    cross_note = absl::StrCat(" and ", cross_memories, " cross memories");
+  }
   const std::string keys_note =
       api_keys != nullptr ? absl::StrCat(api_keys->size(), " API keys, ") : "";
   std::fprintf(
       stderr,
       "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-      "request%s, %d state slots (%.1f MiB, from %s), device sampling %s, max step latency %s, "
+      "request%s, %d state slots%s (%.1f MiB, from %s), device sampling %s, max step latency %s, "
       "%s%slistening on "
       "%s, metrics on http://%s/metrics\n",
       model_name.c_str(), config.model_dir.c_str(),
       models::DescribeAttention(model_config.attention).c_str(),
       kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
-      seq2seq_note.c_str(), scheduler_options.max_slots,
-      static_cast<double>(state_bytes) * scheduler_options.max_slots / (1 << 20),
-      pool_origin.c_str(),
+      seq2seq_note.c_str(), scheduler_options.max_slots, cross_note.c_str(),
+      static_cast<double>(pool_bytes) / (1 << 20), pool_origin.c_str(),
       engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",
       engine::DescribeStepLatencyTarget(scheduler_options.max_step_latency).c_str(),
       TlsDescription(tls_files).c_str(), keys_note.c_str(),

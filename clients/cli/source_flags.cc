@@ -43,7 +43,8 @@ void PrintSeq2seqInfo(const v1::ModelInfo& info, std::FILE* out) {
   std::fprintf(out,
                "encoder-decoder:         cross attention %s, sources <= %u tokens, decoder "
                "start id %d\n"
-               "state parts:             %lld decoder self-attention + %lld cross memory bytes\n",
+               "state parts:             %lld bytes per hypothesis + %lld cross memory bytes per "
+               "request (shared by its beams)\n",
                info.cross_attention_kind().c_str(), info.max_source_tokens(),
                info.decoder_start_id(),
                static_cast<long long>(info.decoder_state_bytes_per_request()),

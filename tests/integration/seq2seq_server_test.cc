@@ -18,9 +18,9 @@ class Seq2seqServerTest : public ServerTest {
  protected:
   void SetUp() override {
     std::string error;
-    server_ = ServerProcess::Start(
-        {"--model=" SLOTSERVE_TINY_SEQ2SEQ_MODEL_DIR, "--max-slots=3", "--http-listen=127.0.0.1:0"},
-        &error);
+    server_ = ServerProcess::Start({"--model=" SLOTSERVE_TINY_SEQ2SEQ_MODEL_DIR, "--max-slots=3",
+                                    "--max-cross-memories=2", "--http-listen=127.0.0.1:0"},
+                                   &error);
     // Before the model lands: config.json's seq2seq keys are unknown, or the directory checks
     // out but the build "cannot run encoder-decoder models yet".
     if (server_ == nullptr && (absl::StrContains(error, "config.json") ||
@@ -70,12 +70,25 @@ TEST_F(Seq2seqServerTest, ModelInfoMetricsAndTheStartUpLineDescribeBothStatePart
   EXPECT_GT(info.cross_memory_bytes_per_request(), 0);
   EXPECT_EQ(info.decoder_state_bytes_per_request() + info.cross_memory_bytes_per_request(),
             info.state_bytes_per_request());
+  EXPECT_EQ(info.cross_memories_total(), 2u);
+  EXPECT_TRUE(absl::StrContains(server_->log(), "3 state slots and 2 cross memories"))
+      << server_->log();
   const std::string scrape = Scrape();
   EXPECT_EQ(MetricValue(scrape, "slotserve_state_part_bytes_per_request{part=\"cross_memory\"}"),
             static_cast<double>(info.cross_memory_bytes_per_request()));
   EXPECT_TRUE(absl::StrContains(
       server_->log(), absl::StrCat(info.cross_memory_bytes_per_request(), " cross memory")))
       << server_->log();
+}
+
+TEST(Seq2seqServerFlagsTest, MoreCrossMemoriesThanSlotsStopTheServerNamingTheFlag) {
+  std::string error;
+  const std::unique_ptr<ServerProcess> server = ServerProcess::Start(
+      {"--model=" SLOTSERVE_TINY_SEQ2SEQ_MODEL_DIR, "--max-slots=3", "--max-cross-memories=4"},
+      &error);
+  EXPECT_EQ(server, nullptr);
+  EXPECT_TRUE(absl::StrContains(error, "--max-cross-memories must be in [0, max_slots = 3]"))
+      << error;
 }
 
 TEST_F(Seq2seqServerTest, ATextSourceTranslatesAsItsTokenIdsWithEos) {

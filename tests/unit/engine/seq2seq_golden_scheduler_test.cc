@@ -190,6 +190,60 @@ TEST_P(Seq2seqGoldenSchedulerTest, BeamSearchOverASourceEqualsABruteForceSearch)
   EXPECT_EQ((*scheduler)->stats().slots_used, 0);
 }
 
+// With fewer cross memories than slots (--max-cross-memories), a beam's slots share one and a
+// second request with a source waits for it: both finish with the tokens they get alone, and
+// every slot and cross memory comes back (a third request is admitted at once afterwards).
+TEST_P(Seq2seqGoldenSchedulerTest, OneCrossMemoryServesABeamAndThenTheNextRequest) {
+  std::string why;
+  std::unique_ptr<models::LanguageModel> direct = LoadSeq2seq(Seq2seqDir(GetParam()), &why);
+  if (direct == nullptr) GTEST_SKIP() << GetParam() << " does not load as seq2seq: " << why;
+  constexpr int kWidth = 3;
+  constexpr int kLength = 6;
+  const std::vector<int32_t> beam_expected = BruteForceBeam(*direct, kWidth, kLength);
+  std::vector<int32_t> greedy_expected = DirectGreedy(*direct);
+
+  SchedulerOptions options;
+  options.max_slots = 4;
+  options.max_cross_memories = 1;
+  absl::StatusOr<std::unique_ptr<Scheduler>> scheduler =
+      Scheduler::Create(LoadSeq2seq(Seq2seqDir(GetParam()), &why), nullptr, options);
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  GenerationRequest beam = testing::Greedy({}, kLength);
+  beam.source_ids = kSource;
+  beam.stopping.ignore_eos = true;
+  beam.beam.width = kWidth;
+  GenerationRequest greedy = testing::Greedy({}, kNewTokens);
+  greedy.source_ids = kSource;
+  greedy.stopping.ignore_eos = true;
+  auto beam_sink = std::make_shared<testing::RecordingSink>();
+  auto greedy_sink = std::make_shared<testing::RecordingSink>();
+  // Both queued before the engine starts: the second has a free slot but no cross memory.
+  ASSERT_TRUE((*scheduler)->Submit(beam, beam_sink).ok());
+  ASSERT_TRUE((*scheduler)->Submit(greedy, greedy_sink).ok());
+  (*scheduler)->Start();
+  ASSERT_TRUE(beam_sink->WaitFinished().has_value());
+  ASSERT_TRUE(greedy_sink->WaitFinished().has_value());
+  EXPECT_EQ(beam_sink->ids(), beam_expected);
+  EXPECT_EQ(greedy_sink->ids(), greedy_expected);
+  auto again_sink = std::make_shared<testing::RecordingSink>();
+  ASSERT_TRUE((*scheduler)->Submit(greedy, again_sink).ok());
+  ASSERT_TRUE(again_sink->WaitFinished().has_value());
+  EXPECT_EQ(again_sink->ids(), greedy_expected);
+  ASSERT_TRUE((*scheduler)->WaitIdle(absl::Now() + absl::Seconds(30)));
+  EXPECT_EQ((*scheduler)->stats().slots_used, 0);
+}
+
+TEST(Seq2seqSchedulerOptionsTest, MoreCrossMemoriesThanSlotsAreRefused) {
+  SchedulerOptions options;
+  options.max_slots = 4;
+  options.max_cross_memories = 5;
+  const absl::Status status = options.Validate();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(status.message().find("max_cross_memories must be in [0, max_slots = 4]"),
+            std::string::npos)
+      << status;
+}
+
 INSTANTIATE_TEST_SUITE_P(GoldenSeq2seq, Seq2seqGoldenSchedulerTest,
                          ::testing::Values("abc_abc", "rfa_abc", "luna_abc", "softmax_softmax",
                                            "srformer_abc", "convluna_conv_abc"));

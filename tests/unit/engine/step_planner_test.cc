@@ -40,6 +40,19 @@ TEST(PlanAdmissionTest, ARequestNeedingMoreSlotsThanAreFreeHoldsBackTheOnesBehin
   EXPECT_EQ(PlanAdmission(4, queue), 3);
 }
 
+TEST(PlanAdmissionTest, EncoderDecoderRequestsAlsoNeedAFreeCrossMemoryEach) {
+  // Beams of width 3 and plain requests, one cross memory each (shared by the beams).
+  const std::vector<QueuedRequestView> queue = {{.slots_needed = 3, .cross_memories_needed = 1},
+                                                {.slots_needed = 1, .cross_memories_needed = 1},
+                                                {.slots_needed = 1, .cross_memories_needed = 1}};
+  EXPECT_EQ(PlanAdmission(8, queue, 1), 1) << "slots for all, a cross memory for one";
+  EXPECT_EQ(PlanAdmission(8, queue, 2), 2);
+  EXPECT_EQ(PlanAdmission(8, queue, 3), 3);
+  EXPECT_EQ(PlanAdmission(4, queue, 3), 2) << "slots still bound it";
+  EXPECT_EQ(PlanAdmission(8, queue, 0), 0);
+  EXPECT_EQ(PlanAdmission(8, queue), 3) << "by default cross memories do not bind";
+}
+
 TEST(PlanStepTest, NothingRunningPlansNothing) {
   const StepPlan plan = PlanStep({}, {.token_budget = 512, .prefill_chunk = 256});
   EXPECT_TRUE(plan.decode.empty());
