@@ -14,7 +14,7 @@ struct LinearParams {
   int rows = 0;
   int in_features = 0;
   const void* weight = nullptr;  // [out_features, in_features], row-major, in weight_dtype
-  DType weight_dtype = DType::kF32;  // reference: all; cpu: F32 only; cuda: all
+  DType weight_dtype = DType::kF32;  // F32, F16 or BF16 on every backend
   int out_features = 0;
   const float* bias = nullptr;  // [out_features] or null
   float* y = nullptr;           // [rows, y_stride]; must not alias x

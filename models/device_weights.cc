@@ -15,7 +15,10 @@ absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
     matrix.rows += static_cast<int>(part->shape.front());
     same_dtype = same_dtype && part->dtype == parts.front()->dtype;
   }
-  const bool keep_file_dtype = backend == kernels::Backend::kCuda && same_dtype;
+  // Every backend's linear and embedding ops read F16/BF16 directly (widening in registers),
+  // so 16-bit matrices stay 16-bit: half the memory and half the bytes a decode step streams.
+  // Parts of different dtypes (an unusual file) are widened to one F32 matrix.
+  const bool keep_file_dtype = same_dtype;
   matrix.dtype = keep_file_dtype ? parts.front()->dtype : kernels::DType::kF32;
 
   const size_t element_bytes = kernels::DTypeSize(matrix.dtype);

@@ -1,7 +1,7 @@
 // Weights copied from the memory-mapped file to a backend's device, in the form the kernels
-// read: host backends compute in F32, so F16/BF16 are widened at load; cuda keeps the file's
-// dtype for matrices (its GEMMs read F16/BF16 directly). Vectors (biases, norm parameters,
-// precomputed constants) are always F32.
+// read: matrices keep the file's dtype (F32, F16 or BF16: every backend's linear and embedding
+// ops read 16-bit weights directly, widening them as they compute in F32); vectors (biases,
+// norm parameters, precomputed constants) are always F32.
 #pragma once
 
 #include <span>
@@ -22,8 +22,8 @@ struct DeviceMatrix {
 };
 
 // Stacks row blocks [rows_i, cols] (all with the same number of columns) into one matrix on
-// the device, e.g. q/k/v projections fused into one GEMM weight. On cuda, parts of different
-// dtypes are all widened to F32.
+// the device, e.g. q/k/v projections fused into one GEMM weight. Parts of different dtypes are
+// all widened to F32.
 absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
                                                  std::span<const SafetensorsTensor* const> parts);
 

@@ -1,16 +1,15 @@
-// cpu linear: y = x W^T (beta = 1 when accumulating), then the bias. F32 weights only: host
-// backends upcast F16/BF16 weights once at load.
+// cpu linear: y = x W^T (beta = 1 when accumulating), then the bias. F32 weights go through
+// OpenBLAS; F16/BF16 weights stay 16-bit and go through half_weight_linear.h.
 //
-// Up to four rows (decode batches of 1-4; Step pads 3 to 4) go through cblas_sgemv per row:
-// OpenBLAS's sgemm re-packs the whole weight matrix into its panel format on every call, and at
-// a few rows that copy costs more than the product (the 4000x256 LM head: 4.1 GFLOP/s as sgemm,
-// 12.6 as sgemv on the bench machine). Measured side by side (docs/PERFORMANCE.md), per-row
-// sgemv makes a batch-1 step ~27% and a batch-2..4 step 25-50% faster; at 6-8 rows sgemm wins.
+// Up to four rows (decode batches of 1-4; Step pads 3 to 4) of F32 weights go through
+// cblas_sgemv per row: OpenBLAS's sgemm re-packs the whole weight matrix into its panel format
+// on every call, and at a few rows that copy costs more than the product (the 4000x256 LM head:
+// 4.1 GFLOP/s as sgemm, 12.6 as sgemv on the bench machine). Measured side by side
+// (docs/PERFORMANCE.md), per-row sgemv makes a batch-1 step ~27% and a batch-2..4 step 25-50%
+// faster; at 6-8 rows sgemm wins.
 #include <cblas.h>
 
-#include <cstdio>
-#include <cstdlib>
-
+#include "kernels/cpu/half_weight_linear.h"
 #include "kernels/linear.h"
 
 namespace slotserve::kernels {
@@ -22,17 +21,12 @@ constexpr int kMaxSgemvRows = 4;
 
 template <>
 void LaunchLinear<Backend::kCpu>(const LinearParams& p, Stream /*stream*/) {
-  if (p.weight_dtype != DType::kF32) {
-    std::fprintf(stderr,
-                 "slotserve: cpu linear got %s weights [%d x %d]; the cpu backend expects F32 "
-                 "weights (the model must upcast F16/BF16 weights at load)\n",
-                 DTypeName(p.weight_dtype), p.out_features, p.in_features);
-    std::abort();
-  }
   if (p.rows == 0 || p.out_features == 0) return;
   const float beta = p.accumulate ? 1.0f : 0.0f;
   const auto* weight = static_cast<const float*>(p.weight);
-  if (p.in_features > 0 && p.rows <= kMaxSgemvRows) {
+  if (p.in_features > 0 && p.weight_dtype != DType::kF32) {
+    cpu::HalfWeightLinear(p);
+  } else if (p.in_features > 0 && p.rows <= kMaxSgemvRows) {
     for (int r = 0; r < p.rows; ++r) {
       cblas_sgemv(CblasRowMajor, CblasNoTrans, p.out_features, p.in_features, 1.0f, weight,
                   p.in_features, p.x + r * p.x_stride, 1, beta, p.y + r * p.y_stride, 1);

@@ -67,8 +67,9 @@ TEST_P(LinearTest, MatchesReferenceOverShapes) {
   const BackendCase c = GetParam();
   SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
   uint32_t seed = 1;
-  // 1-4 rows take the cpu backend's sgemv path, 5 and up its sgemm path.
-  for (int rows : {1, 2, 4, 5, 17, 64}) {
+  // 1-4 rows take the cpu backend's sgemv path, 5 and up its sgemm path; with 16-bit weights
+  // 1-16 rows its fused path (blocks of 4 and the 1-3 left), 17 and up its widened tiles.
+  for (int rows : {1, 2, 3, 4, 5, 7, 16, 17, 64}) {
     for (int in_features : {1, 7, 64, 130}) {
       for (int out_features : {1, 5, 33, 96}) {
         for (int flags = 0; flags < 4; ++flags) {
@@ -99,8 +100,28 @@ TEST_P(LinearTest, MatchesReferenceOverShapes) {
   }
 }
 
+// A matrix wider than one tile of the cpu backend's widened 16-bit weights (64 Ki floats: 65
+// rows of 1000), so the sgemm path runs several tiles, the last one short.
+TEST_P(LinearTest, MatchesReferenceAcrossWeightTiles) {
+  const BackendCase c = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
+  const LinearShape s{20, 1000, 150, /*bias=*/true, /*accumulate=*/true};
+  const auto x = RandomFloats(s.rows * s.in_features, 91);
+  const auto weights = RandomFloats(static_cast<std::size_t>(s.out_features) * s.in_features, 92);
+  const auto bias = RandomFloats(s.out_features, 93);
+  const auto y_init = RandomFloats(s.rows * s.out_features, 94);
+  const auto want =
+      Run(Backend::kReference, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
+  const auto got =
+      Run(c.backend, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
+  ExpectAllClose(got, want, c.tolerance * (1.0f + s.in_features / 32.0f), "tiled");
+}
+
 std::vector<BackendCase> LinearCases() {
   std::vector<BackendCase> cases = F32Cases();
+  // The cpu backend keeps F16/BF16 weights 16-bit (kernels/cpu/half_weight_linear.h).
+  cases.push_back({Backend::kCpu, DType::kF16, DefaultTolerance(Backend::kCpu)});
+  cases.push_back({Backend::kCpu, DType::kBF16, DefaultTolerance(Backend::kCpu)});
   if (CudaCompiledIn()) {  // the cuda backend reads F16/BF16 weights directly
     cases.push_back({Backend::kCuda, DType::kF16, DefaultTolerance(Backend::kCuda)});
     cases.push_back({Backend::kCuda, DType::kBF16, DefaultTolerance(Backend::kCuda)});
@@ -161,13 +182,19 @@ TEST(LinearReferenceTest, HalfWeightsAreWidenedExactly) {
   }
 }
 
-TEST(LinearCpuDeathTest, RefusesHalfWeightsLoudly) {
-  GTEST_FLAG_SET(death_test_style, "threadsafe");  // OpenBLAS may have started threads
-  const std::vector<float> x = {1.0f};
-  const std::vector<uint16_t> w = {FloatToHalf(1.0f)};
-  float y = 0;
-  EXPECT_DEATH(LaunchLinear(Backend::kCpu, ScalarLinear(&x[0], w.data(), DType::kF16, &y)),
-               "expects F32 weights");
+TEST(LinearCpuTest, HalfWeightsAreWidenedExactly) {
+  // The cpu backend keeps 16-bit weights and widens each one exactly in registers: 8 inputs
+  // (one AVX2 vector) and a ninth (the scalar tail) against the rounded weights' exact sum.
+  const std::vector<float> x(9, 3.0f);
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    const std::vector<uint16_t> w = EncodeHalfWeights(std::vector<float>(9, 0.333f), dtype);
+    const float stored = dtype == DType::kF16 ? HalfToFloat(w[0]) : BFloat16ToFloat(w[0]);
+    float y = 0;
+    LinearParams p = ScalarLinear(x.data(), w.data(), dtype, &y);
+    p.in_features = 9;
+    LaunchLinear(Backend::kCpu, p);
+    EXPECT_NEAR(y, 27.0 * stored, 1e-5) << DTypeName(dtype);
+  }
 }
 
 }  // namespace

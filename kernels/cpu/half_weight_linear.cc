@@ -1,0 +1,133 @@
+#include "kernels/cpu/half_weight_linear.h"
+
+#include <cblas.h>
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "kernels/float16.h"
+
+namespace slotserve::kernels::cpu {
+namespace {
+
+constexpr int kRowBlock = 4;
+// Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
+constexpr int64_t kTileFloats = 64 * 1024;
+
+template <DType D>
+inline __m256 Widen8(const uint16_t* w) {
+  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+  if constexpr (D == DType::kF16) {
+    return _mm256_cvtph_ps(bits);
+  } else {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  }
+}
+
+template <DType D>
+inline float Widen1(uint16_t w) {
+  if constexpr (D == DType::kF16) {
+    return HalfToFloat(w);
+  } else {
+    return BFloat16ToFloat(w);
+  }
+}
+
+inline float HorizontalSum(__m256 v) {
+  const __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 sum2 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
+  return _mm_cvtss_f32(_mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 0x55)));
+}
+
+// Rows [first, first + count) (count <= kRowBlock) against every weight row.
+template <DType D, int kCount>
+void FusedBlock(const LinearParams& p, int first) {
+  const auto* weights = static_cast<const uint16_t*>(p.weight);
+  const int in = p.in_features;
+  const int vector_end = in - in % 8;
+  const float* x[kRowBlock];
+  for (int r = 0; r < kCount; ++r) x[r] = p.x + static_cast<int64_t>(first + r) * p.x_stride;
+  for (int o = 0; o < p.out_features; ++o) {
+    const uint16_t* w = weights + static_cast<int64_t>(o) * in;
+    __m256 acc[kRowBlock];
+    for (int r = 0; r < kCount; ++r) acc[r] = _mm256_setzero_ps();
+    for (int k = 0; k < vector_end; k += 8) {
+      const __m256 wk = Widen8<D>(w + k);
+      for (int r = 0; r < kCount; ++r)
+        acc[r] = _mm256_fmadd_ps(wk, _mm256_loadu_ps(x[r] + k), acc[r]);
+    }
+    for (int r = 0; r < kCount; ++r) {
+      float sum = HorizontalSum(acc[r]);
+      for (int k = vector_end; k < in; ++k) sum += Widen1<D>(w[k]) * x[r][k];
+      float& y = p.y[static_cast<int64_t>(first + r) * p.y_stride + o];
+      y = p.accumulate ? y + sum : sum;
+    }
+  }
+}
+
+template <DType D>
+void Fused(const LinearParams& p) {
+  int first = 0;
+  for (; first + kRowBlock <= p.rows; first += kRowBlock) FusedBlock<D, kRowBlock>(p, first);
+  switch (p.rows - first) {
+    case 1:
+      FusedBlock<D, 1>(p, first);
+      break;
+    case 2:
+      FusedBlock<D, 2>(p, first);
+      break;
+    case 3:
+      FusedBlock<D, 3>(p, first);
+      break;
+    default:
+      break;
+  }
+}
+
+template <DType D>
+void WidenRows(const uint16_t* w, int64_t count, float* out) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, Widen8<D>(w + i));
+  for (; i < count; ++i) out[i] = Widen1<D>(w[i]);
+}
+
+template <DType D>
+void Tiled(const LinearParams& p) {
+  thread_local std::vector<float> tile;
+  const int in = p.in_features;
+  const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
+  tile.resize(static_cast<size_t>(tile_rows) * in);
+  const auto* weights = static_cast<const uint16_t*>(p.weight);
+  const float beta = p.accumulate ? 1.0f : 0.0f;
+  for (int o = 0; o < p.out_features; o += tile_rows) {
+    const int rows = std::min(tile_rows, p.out_features - o);
+    WidenRows<D>(weights + static_cast<int64_t>(o) * in, static_cast<int64_t>(rows) * in,
+                 tile.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, rows, in, 1.0f, p.x,
+                static_cast<int>(p.x_stride), tile.data(), in, beta, p.y + o,
+                static_cast<int>(p.y_stride));
+  }
+}
+
+template <DType D>
+void Run(const LinearParams& p) {
+  if (p.rows <= kFusedRows) {
+    Fused<D>(p);
+  } else {
+    Tiled<D>(p);
+  }
+}
+
+}  // namespace
+
+void HalfWeightLinear(const LinearParams& p) {
+  if (p.weight_dtype == DType::kF16) {
+    Run<DType::kF16>(p);
+  } else {
+    Run<DType::kBF16>(p);
+  }
+}
+
+}  // namespace slotserve::kernels::cpu
