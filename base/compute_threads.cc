@@ -2,10 +2,14 @@
 
 #include <cblas.h>
 
+#include "base/worker_pool.h"
+
 namespace slotserve::base {
 
 void SetComputeThreads(int threads) {
-  if (threads > 0) openblas_set_num_threads(threads);
+  if (threads <= 0) return;
+  openblas_set_num_threads(threads);
+  WorkerPool::Instance().Resize(threads);
 }
 
 int ComputeThreads() { return openblas_get_num_threads(); }

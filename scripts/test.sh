@@ -27,9 +27,13 @@ if [ "${SLOTSERVE_SKIP_SANITIZERS:-0}" != 1 ]; then
     -DSLOTSERVE_WITH_CUDA=OFF -DSLOTSERVE_BUILD_SERVER=OFF -DSLOTSERVE_BUILD_BENCH=OFF \
     -DCMAKE_CXX_FLAGS=-fsanitize=thread -DCMAKE_C_FLAGS=-fsanitize=thread \
     -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread
-  cmake --build "$root/build-tsan" -j "$jobs" --target slotserve_engine_tests
+  # The base tests ride along for the compute worker pool (base/worker_pool.h), whose
+  # hand-offs are lock-free atomics.
+  cmake --build "$root/build-tsan" -j "$jobs" --target slotserve_engine_tests slotserve_base_tests
   TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
     "$root/build-tsan/tests/unit/engine/slotserve_engine_tests"
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    "$root/build-tsan/tests/unit/base/slotserve_base_tests"
 fi
 
 if [ "${SLOTSERVE_SKIP_FUZZ:-0}" != 1 ]; then

@@ -7,12 +7,15 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/worker_pool.h"
 #include "kernels/float16.h"
 
 namespace slotserve::kernels::cpu {
 namespace {
 
 constexpr int kRowBlock = 4;
+// Below this many multiply-adds a linear runs on the calling thread alone.
+constexpr int64_t kMinParallelMacs = 64 * 1024;
 // Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
 constexpr int64_t kTileFloats = 64 * 1024;
 
@@ -41,15 +44,15 @@ inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 0x55)));
 }
 
-// Rows [first, first + count) (count <= kRowBlock) against every weight row.
+// Rows [first, first + count) (count <= kRowBlock) against weight rows [o_begin, o_end).
 template <DType D, int kCount>
-void FusedBlock(const LinearParams& p, int first) {
+void FusedBlock(const LinearParams& p, int first, int o_begin, int o_end) {
   const auto* weights = static_cast<const uint16_t*>(p.weight);
   const int in = p.in_features;
   const int vector_end = in - in % 8;
   const float* x[kRowBlock];
   for (int r = 0; r < kCount; ++r) x[r] = p.x + static_cast<int64_t>(first + r) * p.x_stride;
-  for (int o = 0; o < p.out_features; ++o) {
+  for (int o = o_begin; o < o_end; ++o) {
     const uint16_t* w = weights + static_cast<int64_t>(o) * in;
     __m256 acc[kRowBlock];
     for (int r = 0; r < kCount; ++r) acc[r] = _mm256_setzero_ps();
@@ -68,22 +71,43 @@ void FusedBlock(const LinearParams& p, int first) {
 }
 
 template <DType D>
-void Fused(const LinearParams& p) {
+void FusedRange(const LinearParams& p, int o_begin, int o_end) {
   int first = 0;
-  for (; first + kRowBlock <= p.rows; first += kRowBlock) FusedBlock<D, kRowBlock>(p, first);
+  for (; first + kRowBlock <= p.rows; first += kRowBlock) {
+    FusedBlock<D, kRowBlock>(p, first, o_begin, o_end);
+  }
   switch (p.rows - first) {
     case 1:
-      FusedBlock<D, 1>(p, first);
+      FusedBlock<D, 1>(p, first, o_begin, o_end);
       break;
     case 2:
-      FusedBlock<D, 2>(p, first);
+      FusedBlock<D, 2>(p, first, o_begin, o_end);
       break;
     case 3:
-      FusedBlock<D, 3>(p, first);
+      FusedBlock<D, 3>(p, first, o_begin, o_end);
       break;
     default:
       break;
   }
+}
+
+// The output rows are split between the worker pool's threads (base/worker_pool.h) when the
+// product is large enough to pay for the hand-off.
+template <DType D>
+void Fused(const LinearParams& p) {
+  base::WorkerPool& pool = base::WorkerPool::Instance();
+  const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
+  if (pool.threads() == 1 || work < kMinParallelMacs || p.out_features < 16) {
+    FusedRange<D>(p, 0, p.out_features);
+    return;
+  }
+  pool.Run([&](int part, int parts) {
+    // Split in multiples of 16 outputs (64 bytes of y) so threads share no cache line of y.
+    const int chunks = (p.out_features + 15) / 16;
+    const int begin = std::min(p.out_features, chunks * part / parts * 16);
+    const int end = std::min(p.out_features, chunks * (part + 1) / parts * 16);
+    FusedRange<D>(p, begin, end);
+  });
 }
 
 template <DType D>

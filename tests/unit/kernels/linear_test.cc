@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/compute_threads.h"
 #include "gtest/gtest.h"
 #include "kernels/float16.h"
 #include "tests/unit/kernels/device_array.h"
@@ -115,6 +116,25 @@ TEST_P(LinearTest, MatchesReferenceAcrossWeightTiles) {
   const auto got =
       Run(c.backend, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
   ExpectAllClose(got, want, c.tolerance * (1.0f + s.in_features / 32.0f), "tiled");
+}
+
+// With two compute threads the cpu backend splits a 16-bit linear's outputs between its worker
+// pool's threads (base/worker_pool.h); the result is the one thread's.
+TEST_P(LinearTest, MatchesReferenceOnTwoComputeThreads) {
+  const BackendCase c = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
+  base::SetComputeThreads(2);
+  const LinearShape s{5, 256, 1000, /*bias=*/true, /*accumulate=*/false};
+  const auto x = RandomFloats(s.rows * s.in_features, 95);
+  const auto weights = RandomFloats(static_cast<std::size_t>(s.out_features) * s.in_features, 96);
+  const auto bias = RandomFloats(s.out_features, 97);
+  const std::vector<float> y_init(s.rows * s.out_features, std::nanf(""));
+  const auto want =
+      Run(Backend::kReference, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
+  const auto got =
+      Run(c.backend, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
+  base::SetComputeThreads(1);
+  ExpectAllClose(got, want, c.tolerance * (1.0f + s.in_features / 32.0f), "two threads");
 }
 
 std::vector<BackendCase> LinearCases() {
