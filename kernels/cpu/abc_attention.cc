@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/abc_attention.h"
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -66,26 +67,37 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
 
 }  // namespace
 
+// Heads (prefill) and (row, head) pairs (step) are independent: each owns its part of the
+// state, so they are split between the compute threads (parallel_for.h).
+static int64_t TokenWork(const AbcParams& p) {
+  return static_cast<int64_t>(4) * p.memory_rows * p.head_dim;
+}
+
 template <>
 void LaunchAbcPrefill<Backend::kCpu>(const AbcParams& p, const PrefillTarget& target,
                                      Stream /*stream*/) {
   float* layer_state = host::LayerState(target.state, target.slot);
-  std::vector<float> scores(p.memory_rows);
-  for (int h = 0; h < p.heads; ++h) {
-    const AbcHeadState state = HeadState(p, layer_state, h);
-    for (int r = 0; r < p.rows; ++r) AbcHeadToken(p, r, h, state, scores.data());
-  }
+  cpu::ParallelFor(p.heads, TokenWork(p) * p.rows * p.heads, [&](int begin, int end) {
+    std::vector<float> scores(p.memory_rows);
+    for (int h = begin; h < end; ++h) {
+      const AbcHeadState state = HeadState(p, layer_state, h);
+      for (int r = 0; r < p.rows; ++r) AbcHeadToken(p, r, h, state, scores.data());
+    }
+  });
 }
 
 template <>
 void LaunchAbcStep<Backend::kCpu>(const AbcParams& p, const StepTarget& target, Stream /*stream*/) {
-  std::vector<float> scores(p.memory_rows);
-  for (int r = 0; r < p.rows; ++r) {
-    float* layer_state = host::LayerState(target.state, target.slots[r]);
-    for (int h = 0; h < p.heads; ++h) {
+  const int pairs = p.rows * p.heads;
+  cpu::ParallelFor(pairs, TokenWork(p) * pairs, [&](int begin, int end) {
+    std::vector<float> scores(p.memory_rows);
+    for (int pair = begin; pair < end; ++pair) {
+      const int r = pair / p.heads;
+      const int h = pair % p.heads;
+      float* layer_state = host::LayerState(target.state, target.slots[r]);
       AbcHeadToken(p, r, h, HeadState(p, layer_state, h), scores.data());
     }
-  }
+  });
 }
 
 }  // namespace slotserve::kernels

@@ -7,15 +7,13 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/worker_pool.h"
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/float16.h"
 
 namespace slotserve::kernels::cpu {
 namespace {
 
 constexpr int kRowBlock = 4;
-// Below this many multiply-adds a linear runs on the calling thread alone.
-constexpr int64_t kMinParallelMacs = 64 * 1024;
 // Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
 constexpr int64_t kTileFloats = 64 * 1024;
 
@@ -91,23 +89,14 @@ void FusedRange(const LinearParams& p, int o_begin, int o_end) {
   }
 }
 
-// The output rows are split between the worker pool's threads (base/worker_pool.h) when the
-// product is large enough to pay for the hand-off.
+// The output features are split between the compute threads (parallel_for.h) in multiples of
+// 16 (64 bytes of y), so threads share no cache line of y.
 template <DType D>
 void Fused(const LinearParams& p) {
-  base::WorkerPool& pool = base::WorkerPool::Instance();
   const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
-  if (pool.threads() == 1 || work < kMinParallelMacs || p.out_features < 16) {
-    FusedRange<D>(p, 0, p.out_features);
-    return;
-  }
-  pool.Run([&](int part, int parts) {
-    // Split in multiples of 16 outputs (64 bytes of y) so threads share no cache line of y.
-    const int chunks = (p.out_features + 15) / 16;
-    const int begin = std::min(p.out_features, chunks * part / parts * 16);
-    const int end = std::min(p.out_features, chunks * (part + 1) / parts * 16);
-    FusedRange<D>(p, begin, end);
-  });
+  ParallelFor(
+      p.out_features, work, [&](int begin, int end) { FusedRange<D>(p, begin, end); },
+      /*grain=*/16);
 }
 
 template <DType D>

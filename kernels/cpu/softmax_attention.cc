@@ -8,6 +8,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 #include "kernels/softmax_attention.h"
@@ -66,13 +67,22 @@ void LaunchSoftmaxAttentionStep<Backend::kCpu>(const SoftmaxAttentionParams& p,
                                                const StepTarget& target, Stream /*stream*/) {
   const int d = p.head_dim;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  std::vector<float> scores;
+  int64_t work = 0;
   for (int r = 0; r < p.rows; ++r) {
-    const int32_t position = target.positions[r];
-    const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slots[r]));
-    StoreKeyValue(p, r, position, cache);
-    scores.resize(position + 1);
-    for (int h = 0; h < p.heads; ++h) {
+    StoreKeyValue(p, r, target.positions[r],
+                  CacheOf(p, host::LayerState(target.state, target.slots[r])));
+    work += int64_t{2} * (target.positions[r] + 1) * p.heads * d;
+  }
+  // (row, head) pairs are independent (each reads its own slot's cache): split between the
+  // compute threads (parallel_for.h).
+  cpu::ParallelFor(p.rows * p.heads, work, [&](int begin, int end) {
+    std::vector<float> scores;
+    for (int pair = begin; pair < end; ++pair) {
+      const int r = pair / p.heads;
+      const int h = pair % p.heads;
+      const int32_t position = target.positions[r];
+      const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slots[r]));
+      scores.resize(position + 1);
       const float* q = p.q + r * p.in_stride + h * d;
       for (int s = 0; s <= position; ++s) {
         scores[s] = cpu::Dot(q, cache.keys + s * cache.width + h * d, d) * scale;
@@ -84,7 +94,7 @@ void LaunchSoftmaxAttentionStep<Backend::kCpu>(const SoftmaxAttentionParams& p,
         cpu::Axpy(scores[s], cache.values + s * cache.width + h * d, out, d);
       }
     }
-  }
+  });
 }
 
 }  // namespace slotserve::kernels
