@@ -59,7 +59,7 @@ absl::StatusOr<ServingStats> RunRound(engine::Scheduler& scheduler, int vocab,
     request.stopping.max_new_tokens = options.new_tokens;
     request.stopping.ignore_eos = true;
     auto sink = std::make_shared<TracingSink>(NowSeconds());
-    SLOTSERVE_ASSIGN_OR_RETURN(engine::RequestId id, scheduler.Submit(std::move(request), sink));
+    SLOTSERVE_RETURN_IF_ERROR(scheduler.Submit(std::move(request), sink).status());
     sinks.push_back(std::move(sink));
   }
   if (!scheduler.WaitIdle(absl::Now() + absl::Minutes(10))) {

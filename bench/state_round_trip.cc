@@ -41,7 +41,7 @@ absl::Status AddStateRoundTripRows(BenchModel& model, int context, int repeats,
   const engine::StateBlobIdentity identity{.attention_kind = model.kind(),
                                            .payload_bytes = static_cast<int64_t>(probe.size()),
                                            .max_tokens = 1 << 30};
-  for (const std::string key : {std::string(), std::string(32, 'k')}) {
+  for (const std::string& key : {std::string(), std::string(32, 'k')}) {
     std::vector<double> save, exported, imported, restore, total;
     size_t blob_bytes = 0;
     for (int i = 0; i < repeats; ++i) {

@@ -128,6 +128,25 @@ void CopyDeviceToDevice(Backend backend, void* dst, const void* src, std::size_t
 #endif
 }
 
+void CopyDeviceToDevice2D(Backend backend, void* dst, std::size_t dst_pitch, const void* src,
+                          std::size_t src_pitch, std::size_t row_bytes, std::size_t rows,
+                          Stream stream) {
+  if (row_bytes == 0 || rows == 0) return;
+  if (IsHost(backend)) {
+    for (std::size_t r = 0; r < rows; ++r) {
+      std::memmove(static_cast<char*>(dst) + r * dst_pitch,
+                   static_cast<const char*>(src) + r * src_pitch, row_bytes);
+    }
+    return;
+  }
+#ifdef SLOTSERVE_WITH_CUDA
+  cuda_bridge::CopyDeviceToDevice2D(dst, dst_pitch, src, src_pitch, row_bytes, rows, stream);
+#else
+  (void)stream;
+  FailNoCudaBackend("copy_device_to_device_2d");
+#endif
+}
+
 void FillZero(Backend backend, void* device_dst, std::size_t bytes, Stream stream) {
   if (bytes == 0) return;
   if (IsHost(backend)) {

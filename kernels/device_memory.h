@@ -21,7 +21,9 @@ class DeviceBuffer {
 
   void* data() const { return data_; }
   template <typename T>
-  T* as() const { return static_cast<T*>(data_); }
+  T* as() const {
+    return static_cast<T*>(data_);
+  }
   std::size_t bytes() const { return bytes_; }
   Backend backend() const { return backend_; }
 
@@ -38,6 +40,12 @@ void CopyDeviceToHost(Backend backend, void* host_dst, const void* device_src, s
                       Stream stream = nullptr);
 void CopyDeviceToDevice(Backend backend, void* dst, const void* src, std::size_t bytes,
                         Stream stream = nullptr);
+// `rows` rows of `row_bytes` each, from src (rows `src_pitch` bytes apart) to dst (rows
+// `dst_pitch` bytes apart), both device memory, in one call (cudaMemcpy2DAsync on cuda): e.g.
+// a strided block of projected rows into a request's state, without a copy per row.
+void CopyDeviceToDevice2D(Backend backend, void* dst, std::size_t dst_pitch, const void* src,
+                          std::size_t src_pitch, std::size_t row_bytes, std::size_t rows,
+                          Stream stream = nullptr);
 void FillZero(Backend backend, void* device_dst, std::size_t bytes, Stream stream = nullptr);
 // Waits until all work queued on the stream is done (no-op on host backends).
 void Synchronize(Backend backend, Stream stream = nullptr);

@@ -121,16 +121,14 @@ void Seq2seqModel::BuildCrossMemory(StateArena& states, int block, int layer, in
             /*accumulate=*/false);
   switch (config_.cross.kind) {
     case CrossAttentionKind::kSoftmax: {
-      // memory_attention's layout: K [N, E] then V [N, E], the first `positions` rows in use.
+      // memory_attention's layout: K [N, E] then V [N, E], the first `positions` rows in use:
+      // the K and V halves of the [positions, 2E] projection, one strided copy each.
       const int64_t capacity = config_.max_source_tokens;
-      for (int i = 0; i < positions; ++i) {
-        kernels::CopyDeviceToDevice(backend_, memory + static_cast<int64_t>(i) * width,
-                                    kv + static_cast<int64_t>(i) * 2 * width, width * sizeof(float),
-                                    stream);
-        kernels::CopyDeviceToDevice(backend_, memory + (capacity + i) * width,
-                                    kv + static_cast<int64_t>(i) * 2 * width + width,
-                                    width * sizeof(float), stream);
-      }
+      const size_t row_bytes = static_cast<size_t>(width) * sizeof(float);
+      kernels::CopyDeviceToDevice2D(backend_, memory, row_bytes, kv, 2 * row_bytes, row_bytes,
+                                    positions, stream);
+      kernels::CopyDeviceToDevice2D(backend_, memory + capacity * width, row_bytes, kv + width,
+                                    2 * row_bytes, row_bytes, positions, stream);
       break;
     }
     case CrossAttentionKind::kAbc: {

@@ -86,6 +86,13 @@ void CopyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream st
       cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, AsCudaStream(stream)));
 }
 
+void CopyDeviceToDevice2D(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                          std::size_t row_bytes, std::size_t rows, Stream stream) {
+  if (row_bytes == 0 || rows == 0) return;
+  SLOTSERVE_CUDA_CHECK(cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, rows,
+                                         cudaMemcpyDeviceToDevice, AsCudaStream(stream)));
+}
+
 void FillZero(void* dst, std::size_t bytes, Stream stream) {
   if (bytes == 0) return;
   SLOTSERVE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, AsCudaStream(stream)));

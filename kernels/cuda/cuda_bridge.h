@@ -20,6 +20,8 @@ void Free(void* ptr);
 void CopyHostToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
 void CopyDeviceToHost(void* dst, const void* src, std::size_t bytes, Stream stream);
 void CopyDeviceToDevice(void* dst, const void* src, std::size_t bytes, Stream stream);
+void CopyDeviceToDevice2D(void* dst, std::size_t dst_pitch, const void* src, std::size_t src_pitch,
+                          std::size_t row_bytes, std::size_t rows, Stream stream);
 void FillZero(void* dst, std::size_t bytes, Stream stream);
 void Synchronize(Stream stream);
 

@@ -40,6 +40,31 @@ TEST_P(DeviceMemoryTest, CopiesAndFillsRoundTrip) {
   EXPECT_EQ(from_b, want);
 }
 
+// A strided 2D copy moves `rows` rows of `row` ints between pitches and touches nothing else.
+TEST_P(DeviceMemoryTest, TwoDimensionalCopyMovesOnlyTheRows) {
+  const Backend backend = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(backend);
+  constexpr int kRows = 5, kRow = 3, kSrcPitch = 7, kDstPitch = 4;
+  std::vector<int32_t> src_host(kRows * kSrcPitch);
+  std::iota(src_host.begin(), src_host.end(), 100);
+  auto src = DeviceBuffer::Allocate(backend, src_host.size() * sizeof(int32_t));
+  auto dst = DeviceBuffer::Allocate(backend, kRows * kDstPitch * sizeof(int32_t));
+  ASSERT_TRUE(src.ok() && dst.ok());
+  const std::vector<int32_t> untouched(kRows * kDstPitch, -1);
+  CopyHostToDevice(backend, src->data(), src_host.data(), src_host.size() * sizeof(int32_t));
+  CopyHostToDevice(backend, dst->data(), untouched.data(), untouched.size() * sizeof(int32_t));
+  CopyDeviceToDevice2D(backend, dst->data(), kDstPitch * sizeof(int32_t), src->as<int32_t>() + 2,
+                       kSrcPitch * sizeof(int32_t), kRow * sizeof(int32_t), kRows);
+  std::vector<int32_t> got(kRows * kDstPitch);
+  CopyDeviceToHost(backend, got.data(), dst->data(), got.size() * sizeof(int32_t));
+  Synchronize(backend);
+  std::vector<int32_t> want = untouched;
+  for (int r = 0; r < kRows; ++r) {
+    for (int c = 0; c < kRow; ++c) want[r * kDstPitch + c] = src_host[r * kSrcPitch + 2 + c];
+  }
+  EXPECT_EQ(got, want);
+}
+
 TEST_P(DeviceMemoryTest, MoveTransfersOwnership) {
   const Backend backend = GetParam();
   SLOTSERVE_SKIP_IF_UNAVAILABLE(backend);
