@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/luna_attention.h"
 #include "kernels/reference/host_access.h"
@@ -87,17 +88,22 @@ void LaunchLunaStep<Backend::kCpu>(const LunaParams& p, const StepTarget& target
   const int d = p.head_dim;
   const int length = p.length;
   const int64_t pq_stride = static_cast<int64_t>(p.heads) * d;
-  std::vector<float> weights(length), scores(length);
-  for (int r = 0; r < p.rows; ++r) {
-    float* layer_state = host::LayerState(target.state, target.slots[r]);
-    for (int h = 0; h < p.heads; ++h) {
+  // (row, head) pairs own disjoint state: split between the compute threads (parallel_for.h).
+  const int pairs = p.rows * p.heads;
+  const int64_t work = int64_t{pairs} * length * 4 * d;
+  cpu::ParallelFor(pairs, work, [&](int begin, int end) {
+    std::vector<float> weights(length), scores(length);
+    for (int pair = begin; pair < end; ++pair) {
+      const int r = pair / p.heads;
+      const int h = pair % p.heads;
+      float* layer_state = host::LayerState(target.state, target.slots[r]);
       const float* pc = p.pc + r * p.in_stride + h * d;
       for (int l = 0; l < length; ++l) weights[l] = cpu::Dot(pc, p.pq + l * pq_stride + h * d, d);
       Activate(p.activation, weights.data(), length);
       LunaHeadToken(p, r, h, target.positions[r], layer_state + h * HeadFloats(p), weights.data(),
                     scores.data());
     }
-  }
+  });
 }
 
 }  // namespace slotserve::kernels

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/random_features.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
@@ -75,11 +76,16 @@ template <>
 void LaunchRfaStep<Backend::kCpu>(const RfaParams& p, const StepTarget& target, Stream /*stream*/) {
   const int d = p.head_dim;
   const int features = p.features;
-  std::vector<float> angles_k(features), angles_q(features);
-  std::vector<float> phi_k(2 * features), phi_q(2 * features);
-  for (int r = 0; r < p.rows; ++r) {
-    float* layer_state = host::LayerState(target.state, target.slots[r]);
-    for (int h = 0; h < p.heads; ++h) {
+  // (row, head) pairs own disjoint state: split between the compute threads (parallel_for.h).
+  const int pairs = p.rows * p.heads;
+  const int64_t work = int64_t{pairs} * features * (4 * d + 2);
+  cpu::ParallelFor(pairs, work, [&](int begin, int end) {
+    std::vector<float> angles_k(features), angles_q(features);
+    std::vector<float> phi_k(2 * features), phi_q(2 * features);
+    for (int pair = begin; pair < end; ++pair) {
+      const int r = pair / p.heads;
+      const int h = pair % p.heads;
+      float* layer_state = host::LayerState(target.state, target.slots[r]);
       const float* k = p.k + r * p.in_stride + h * d;
       const float* q = p.q + r * p.in_stride + h * d;
       const float* projection = cpu::HeadProjection(p, h);
@@ -91,7 +97,7 @@ void LaunchRfaStep<Backend::kCpu>(const RfaParams& p, const StepTarget& target, 
       cpu::FeaturesFromAngles(p, angles_q.data(), q, phi_q.data());
       RfaHeadToken(p, r, h, layer_state + h * HeadFloats(p), phi_k.data(), phi_q.data());
     }
-  }
+  });
 }
 
 }  // namespace slotserve::kernels

@@ -1,5 +1,5 @@
 // The cpu kernels the compute threads split (kernels/cpu/parallel_for.h): on two threads a
-// decode step of ABC and of softmax attention gives bitwise the outputs and states of one
+// decode step of every self-attention kind gives bitwise the outputs and states of one
 // thread (each (row, head) pair is computed whole by one thread), at shapes large enough to be
 // split, starting from a state several tokens in.
 #include <vector>
@@ -7,6 +7,8 @@
 #include "base/compute_threads.h"
 #include "gtest/gtest.h"
 #include "kernels/abc_attention.h"
+#include "kernels/luna_attention.h"
+#include "kernels/rfa_attention.h"
 #include "kernels/softmax_attention.h"
 #include "tests/unit/kernels/test_data.h"
 
@@ -94,6 +96,56 @@ StepResult SoftmaxSteps(int threads) {
       });
 }
 
+StepResult RfaSteps(int threads) {
+  constexpr int kFeatures = 32;
+  const std::vector<float> projection =
+      RandomFloats(kHeads * kFeatures * kHeadDim, 500, -0.2f, 0.2f);
+  return RunSteps(
+      threads, RfaStateFloatsPerLayer(kHeads, kHeadDim, kFeatures),
+      [](int step, int) { return step; },
+      [&](int step, const StepTarget& target, float* out) {
+        const std::vector<float> inputs = RandomFloats(kRows * 3 * kWidth, 600 + step, -1.0f, 1.0f);
+        RfaParams p;
+        p.rows = kRows;
+        p.heads = kHeads;
+        p.head_dim = kHeadDim;
+        p.features = kFeatures;
+        p.in_stride = 3 * kWidth;
+        p.q = inputs.data();
+        p.k = inputs.data() + kWidth;
+        p.v = inputs.data() + 2 * kWidth;
+        p.projection = projection.data();
+        p.out = out;
+        p.out_stride = kWidth;
+        LaunchRfaStep(Backend::kCpu, p, target);
+      });
+}
+
+StepResult LunaSteps(int threads) {
+  constexpr int kLength = 32;
+  const std::vector<float> pq = RandomFloats(kLength * kWidth, 700, -0.2f, 0.2f);
+  return RunSteps(
+      threads, LunaStateFloatsPerLayer(kHeads, kHeadDim, kLength),
+      [](int step, int) { return step; },
+      [&](int step, const StepTarget& target, float* out) {
+        const std::vector<float> inputs = RandomFloats(kRows * 4 * kWidth, 800 + step, -1.0f, 1.0f);
+        LunaParams p;
+        p.rows = kRows;
+        p.heads = kHeads;
+        p.head_dim = kHeadDim;
+        p.length = kLength;
+        p.in_stride = 4 * kWidth;
+        p.q = inputs.data();
+        p.k = inputs.data() + kWidth;
+        p.v = inputs.data() + 2 * kWidth;
+        p.pc = inputs.data() + 3 * kWidth;
+        p.pq = pq.data();
+        p.out = out;
+        p.out_stride = kWidth;
+        LaunchLunaStep(Backend::kCpu, p, target);
+      });
+}
+
 TEST(ComputeThreadsTest, AbcStepOnTwoThreadsEqualsOneThread) {
   const StepResult one = AbcSteps(1);
   const StepResult two = AbcSteps(2);
@@ -103,6 +155,18 @@ TEST(ComputeThreadsTest, AbcStepOnTwoThreadsEqualsOneThread) {
 TEST(ComputeThreadsTest, SoftmaxStepOnTwoThreadsEqualsOneThread) {
   const StepResult one = SoftmaxSteps(1);
   const StepResult two = SoftmaxSteps(2);
+  EXPECT_TRUE(one == two);
+}
+
+TEST(ComputeThreadsTest, RfaStepOnTwoThreadsEqualsOneThread) {
+  const StepResult one = RfaSteps(1);
+  const StepResult two = RfaSteps(2);
+  EXPECT_TRUE(one == two);
+}
+
+TEST(ComputeThreadsTest, LunaStepOnTwoThreadsEqualsOneThread) {
+  const StepResult one = LunaSteps(1);
+  const StepResult two = LunaSteps(2);
   EXPECT_TRUE(one == two);
 }
 
