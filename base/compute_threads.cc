@@ -2,16 +2,22 @@
 
 #include <cblas.h>
 
+#include <algorithm>
+#include <thread>
+
 #include "base/worker_pool.h"
 
 namespace slotserve::base {
 
 void SetComputeThreads(int threads) {
-  if (threads <= 0) return;
-  openblas_set_num_threads(threads);
-  WorkerPool::Instance().Resize(threads);
+  const int count =
+      threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  // One pool does the splitting; OpenBLAS runs single-threaded inside a part, so its own
+  // threads never compete with the pool's for the same cores.
+  openblas_set_num_threads(1);
+  WorkerPool::Instance().Resize(count);
 }
 
-int ComputeThreads() { return openblas_get_num_threads(); }
+int ComputeThreads() { return WorkerPool::Instance().threads(); }
 
 }  // namespace slotserve::base

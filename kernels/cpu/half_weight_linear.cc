@@ -106,22 +106,33 @@ void WidenRows(const uint16_t* w, int64_t count, float* out) {
   for (; i < count; ++i) out[i] = Widen1<D>(w[i]);
 }
 
+// Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer.
 template <DType D>
-void Tiled(const LinearParams& p) {
+void TiledRange(const LinearParams& p, int o_begin, int o_end) {
   thread_local std::vector<float> tile;
   const int in = p.in_features;
   const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
   tile.resize(static_cast<size_t>(tile_rows) * in);
   const auto* weights = static_cast<const uint16_t*>(p.weight);
   const float beta = p.accumulate ? 1.0f : 0.0f;
-  for (int o = 0; o < p.out_features; o += tile_rows) {
-    const int rows = std::min(tile_rows, p.out_features - o);
+  for (int o = o_begin; o < o_end; o += tile_rows) {
+    const int rows = std::min(tile_rows, o_end - o);
     WidenRows<D>(weights + static_cast<int64_t>(o) * in, static_cast<int64_t>(rows) * in,
                  tile.data());
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, rows, in, 1.0f, p.x,
                 static_cast<int>(p.x_stride), tile.data(), in, beta, p.y + o,
                 static_cast<int>(p.y_stride));
   }
+}
+
+// Tiles of output features are split between the compute threads, each calling sgemm (OpenBLAS
+// runs single-threaded inside a part: base/compute_threads.h).
+template <DType D>
+void Tiled(const LinearParams& p) {
+  const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
+  ParallelFor(
+      p.out_features, work, [&](int begin, int end) { TiledRange<D>(p, begin, end); },
+      /*grain=*/16);
 }
 
 template <DType D>

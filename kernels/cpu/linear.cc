@@ -10,6 +10,7 @@
 #include <cblas.h>
 
 #include "kernels/cpu/half_weight_linear.h"
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/linear.h"
 
 namespace slotserve::kernels {
@@ -26,15 +27,27 @@ void LaunchLinear<Backend::kCpu>(const LinearParams& p, Stream /*stream*/) {
   const auto* weight = static_cast<const float*>(p.weight);
   if (p.in_features > 0 && p.weight_dtype != DType::kF32) {
     cpu::HalfWeightLinear(p);
-  } else if (p.in_features > 0 && p.rows <= kMaxSgemvRows) {
-    for (int r = 0; r < p.rows; ++r) {
-      cblas_sgemv(CblasRowMajor, CblasNoTrans, p.out_features, p.in_features, 1.0f, weight,
-                  p.in_features, p.x + r * p.x_stride, 1, beta, p.y + r * p.y_stride, 1);
-    }
   } else if (p.in_features > 0) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, p.out_features, p.in_features,
-                1.0f, p.x, static_cast<int>(p.x_stride), weight, p.in_features, beta, p.y,
-                static_cast<int>(p.y_stride));
+    // Output features split between the compute threads (parallel_for.h), each range through
+    // OpenBLAS on its slice of W (single-threaded inside a part: base/compute_threads.h).
+    const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
+    cpu::ParallelFor(
+        p.out_features, work,
+        [&](int begin, int end) {
+          const float* w = weight + static_cast<int64_t>(begin) * p.in_features;
+          const int count = end - begin;
+          if (p.rows <= kMaxSgemvRows) {
+            for (int r = 0; r < p.rows; ++r) {
+              cblas_sgemv(CblasRowMajor, CblasNoTrans, count, p.in_features, 1.0f, w, p.in_features,
+                          p.x + r * p.x_stride, 1, beta, p.y + r * p.y_stride + begin, 1);
+            }
+          } else {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, count, p.in_features, 1.0f,
+                        p.x, static_cast<int>(p.x_stride), w, p.in_features, beta, p.y + begin,
+                        static_cast<int>(p.y_stride));
+          }
+        },
+        /*grain=*/16);
   } else if (!p.accumulate) {
     for (int r = 0; r < p.rows; ++r) {
       for (int o = 0; o < p.out_features; ++o) p.y[r * p.y_stride + o] = 0.0f;

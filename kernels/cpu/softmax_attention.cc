@@ -45,21 +45,26 @@ void LaunchSoftmaxAttentionPrefill<Backend::kCpu>(const SoftmaxAttentionParams& 
   const int context = target.start_position + p.rows;  // cached rows the last token sees
   const int ld_cache = static_cast<int>(cache.width);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  std::vector<float> scores(static_cast<size_t>(p.rows) * context);
-  for (int h = 0; h < p.heads; ++h) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, context, d, scale, p.q + h * d,
-                static_cast<int>(p.in_stride), cache.keys + h * d, ld_cache, 0.0f, scores.data(),
-                context);
-    for (int r = 0; r < p.rows; ++r) {
-      float* row_scores = scores.data() + static_cast<int64_t>(r) * context;
-      const int visible = target.start_position + r + 1;
-      cpu::SoftmaxInPlace(row_scores, visible);
-      std::fill(row_scores + visible, row_scores + context, 0.0f);
+  // Heads are independent: split between the compute threads (parallel_for.h), each with its
+  // own scores.
+  const int64_t work = int64_t{4} * p.rows * context * d * p.heads;
+  cpu::ParallelFor(p.heads, work, [&](int begin, int end) {
+    std::vector<float> scores(static_cast<size_t>(p.rows) * context);
+    for (int h = begin; h < end; ++h) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, context, d, scale, p.q + h * d,
+                  static_cast<int>(p.in_stride), cache.keys + h * d, ld_cache, 0.0f, scores.data(),
+                  context);
+      for (int r = 0; r < p.rows; ++r) {
+        float* row_scores = scores.data() + static_cast<int64_t>(r) * context;
+        const int visible = target.start_position + r + 1;
+        cpu::SoftmaxInPlace(row_scores, visible);
+        std::fill(row_scores + visible, row_scores + context, 0.0f);
+      }
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.rows, d, context, 1.0f,
+                  scores.data(), context, cache.values + h * d, ld_cache, 0.0f, p.out + h * d,
+                  static_cast<int>(p.out_stride));
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, p.rows, d, context, 1.0f, scores.data(),
-                context, cache.values + h * d, ld_cache, 0.0f, p.out + h * d,
-                static_cast<int>(p.out_stride));
-  }
+  });
 }
 
 template <>

@@ -118,23 +118,27 @@ TEST_P(LinearTest, MatchesReferenceAcrossWeightTiles) {
   ExpectAllClose(got, want, c.tolerance * (1.0f + s.in_features / 32.0f), "tiled");
 }
 
-// With two compute threads the cpu backend splits a 16-bit linear's outputs between its worker
-// pool's threads (base/worker_pool.h); the result is the one thread's.
+// With two compute threads the cpu backend splits a linear's output features between its
+// worker pool's threads (base/worker_pool.h): sgemv rows, sgemm, the fused 16-bit GEMV and the
+// widened tiles alike; the result is the one thread's.
 TEST_P(LinearTest, MatchesReferenceOnTwoComputeThreads) {
   const BackendCase c = GetParam();
   SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
   base::SetComputeThreads(2);
-  const LinearShape s{5, 256, 1000, /*bias=*/true, /*accumulate=*/false};
-  const auto x = RandomFloats(s.rows * s.in_features, 95);
-  const auto weights = RandomFloats(static_cast<std::size_t>(s.out_features) * s.in_features, 96);
-  const auto bias = RandomFloats(s.out_features, 97);
-  const std::vector<float> y_init(s.rows * s.out_features, std::nanf(""));
-  const auto want =
-      Run(Backend::kReference, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
-  const auto got =
-      Run(c.backend, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
+  for (int rows : {2, 5, 20}) {
+    const LinearShape s{rows, 256, 1000, /*bias=*/true, /*accumulate=*/false};
+    const auto x = RandomFloats(s.rows * s.in_features, 95);
+    const auto weights = RandomFloats(static_cast<std::size_t>(s.out_features) * s.in_features, 96);
+    const auto bias = RandomFloats(s.out_features, 97);
+    const std::vector<float> y_init(s.rows * s.out_features, std::nanf(""));
+    const auto want = Run(Backend::kReference, s, x, s.in_features, weights, c.dtype, bias, y_init,
+                          s.out_features);
+    const auto got =
+        Run(c.backend, s, x, s.in_features, weights, c.dtype, bias, y_init, s.out_features);
+    ExpectAllClose(got, want, c.tolerance * (1.0f + s.in_features / 32.0f),
+                   (::testing::Message() << "two threads, rows=" << rows).GetString());
+  }
   base::SetComputeThreads(1);
-  ExpectAllClose(got, want, c.tolerance * (1.0f + s.in_features / 32.0f), "two threads");
 }
 
 std::vector<BackendCase> LinearCases() {
