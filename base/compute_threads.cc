@@ -20,4 +20,6 @@ void SetComputeThreads(int threads) {
 
 int ComputeThreads() { return WorkerPool::Instance().threads(); }
 
+void SetOpenBlasThreads(int threads) { openblas_set_num_threads(std::max(1, threads)); }
+
 }  // namespace slotserve::base

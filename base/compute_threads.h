@@ -14,4 +14,9 @@ void SetComputeThreads(int threads);
 // The number of threads the compute kernels use now.
 int ComputeThreads();
 
+// OpenBLAS's own thread count, for measuring OpenBLAS itself (the benchmark's machine anchors:
+// what this machine's sgemm reaches on N threads); the engine's kernels run it on one thread
+// inside the pool's parts, which SetComputeThreads restores.
+void SetOpenBlasThreads(int threads);
+
 }  // namespace slotserve::base
