@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -18,13 +19,18 @@ void LaunchMemoryAttention<Backend::kCpu>(const MemoryAttentionParams& p, const 
   const int d = p.head_dim;
   const int64_t width = static_cast<int64_t>(p.heads) * d;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
-  std::vector<float> scores(p.capacity);
-  for (int r = 0; r < p.rows; ++r) {
-    const float* keys = host::LayerState(target.state, target.slots[r]);
-    const float* values = keys + p.capacity * width;
-    const float* slot = target.state.pool + target.slots[r] * target.state.slot_stride;
-    const int n = p.length_offset < 0 ? p.capacity : static_cast<int>(slot[p.length_offset]);
-    for (int h = 0; h < p.heads; ++h) {
+  // (row, head) pairs only read the memory: split between the compute threads (parallel_for.h);
+  // the cost estimate takes every row at full capacity.
+  const int pairs = p.rows * p.heads;
+  cpu::ParallelFor(pairs, int64_t{pairs} * p.capacity * 2 * d, [&](int begin, int end) {
+    std::vector<float> scores(p.capacity);
+    for (int pair = begin; pair < end; ++pair) {
+      const int r = pair / p.heads;
+      const int h = pair % p.heads;
+      const float* keys = host::LayerState(target.state, target.slots[r]);
+      const float* values = keys + p.capacity * width;
+      const float* slot = target.state.pool + target.slots[r] * target.state.slot_stride;
+      const int n = p.length_offset < 0 ? p.capacity : static_cast<int>(slot[p.length_offset]);
       const float* q = p.q + r * p.q_stride + h * d;
       for (int s = 0; s < n; ++s) scores[s] = cpu::Dot(q, keys + s * width + h * d, d) * scale;
       cpu::SoftmaxInPlace(scores.data(), n);
@@ -32,7 +38,7 @@ void LaunchMemoryAttention<Backend::kCpu>(const MemoryAttentionParams& p, const 
       std::fill(out, out + d, 0.0f);
       for (int s = 0; s < n; ++s) cpu::Axpy(scores[s], values + s * width + h * d, out, d);
     }
-  }
+  });
 }
 
 }  // namespace slotserve::kernels

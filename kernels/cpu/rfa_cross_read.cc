@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/random_features.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
@@ -18,10 +19,14 @@ void LaunchRfaCrossRead<Backend::kCpu>(const RfaParams& p, const StepTarget& tar
   const int features = p.features;
   const int width = 2 * features;
   const int64_t head_floats = static_cast<int64_t>(width) * d + width;
-  std::vector<float> angles(features), phi_q(width);
-  for (int r = 0; r < p.rows; ++r) {
-    const float* layer = host::LayerState(target.state, target.slots[r]);
-    for (int h = 0; h < p.heads; ++h) {
+  // (row, head) pairs only read the memory: split between the compute threads (parallel_for.h).
+  const int pairs = p.rows * p.heads;
+  cpu::ParallelFor(pairs, int64_t{pairs} * features * 4 * d, [&](int begin, int end) {
+    std::vector<float> angles(features), phi_q(width);
+    for (int pair = begin; pair < end; ++pair) {
+      const int r = pair / p.heads;
+      const int h = pair % p.heads;
+      const float* layer = host::LayerState(target.state, target.slots[r]);
       const float* sums = layer + h * head_floats;
       const float* z = sums + width * d;
       const float* q = p.q + r * p.in_stride + h * d;
@@ -33,7 +38,7 @@ void LaunchRfaCrossRead<Backend::kCpu>(const RfaParams& p, const StepTarget& tar
       std::fill(out, out + d, 0.0f);
       for (int f = 0; f < width; ++f) cpu::Axpy(phi_q[f] / denominator, sums + f * d, out, d);
     }
-  }
+  });
 }
 
 }  // namespace slotserve::kernels

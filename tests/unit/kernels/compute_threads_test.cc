@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels/abc_attention.h"
 #include "kernels/luna_attention.h"
+#include "kernels/memory_attention.h"
 #include "kernels/rfa_attention.h"
 #include "kernels/softmax_attention.h"
 #include "tests/unit/kernels/test_data.h"
@@ -168,6 +169,37 @@ TEST(ComputeThreadsTest, LunaStepOnTwoThreadsEqualsOneThread) {
   const StepResult one = LunaSteps(1);
   const StepResult two = LunaSteps(2);
   EXPECT_TRUE(one == two);
+}
+
+// The cross-memory read (encoder–decoder) of rows whose memories hold different lengths.
+std::vector<float> MemoryReads(int threads) {
+  constexpr int kCapacity = 48;
+  const int64_t stride = 1 + MemoryAttentionFloatsPerLayer(kHeads, kHeadDim, kCapacity);
+  std::vector<float> memory = RandomFloats(kRows * stride, 900, -1.0f, 1.0f);
+  for (int r = 0; r < kRows; ++r) memory[r * stride] = static_cast<float>(1 + (r * 7) % kCapacity);
+  std::vector<int32_t> slots(kRows);
+  for (int r = 0; r < kRows; ++r) slots[r] = kRows - 1 - r;
+  const std::vector<float> q = RandomFloats(kRows * kWidth, 901, -1.0f, 1.0f);
+  std::vector<float> out(kRows * kWidth);
+  MemoryAttentionParams p;
+  p.rows = kRows;
+  p.heads = kHeads;
+  p.head_dim = kHeadDim;
+  p.capacity = kCapacity;
+  p.length_offset = 0;
+  p.q = q.data();
+  p.q_stride = kWidth;
+  p.out = out.data();
+  p.out_stride = kWidth;
+  base::SetComputeThreads(threads);
+  LaunchMemoryAttention(Backend::kCpu, p,
+                        StepTarget{{memory.data(), stride, 1}, slots.data(), nullptr});
+  base::SetComputeThreads(1);
+  return out;
+}
+
+TEST(ComputeThreadsTest, CrossMemoryReadOnTwoThreadsEqualsOneThread) {
+  EXPECT_EQ(MemoryReads(1), MemoryReads(2));
 }
 
 }  // namespace
