@@ -7,8 +7,9 @@
 
 namespace slotserve::base {
 
-// `threads` > 0: use that many; 0: one per core. Until it is called (unit tests, tools that
-// never set it) the pool is the calling thread alone and OpenBLAS keeps its own default.
+// `threads` > 0: use that many; 0: one per core this process may run on (its affinity mask). Until
+// it is called (unit tests, tools that never set it) the pool is the calling thread alone and
+// OpenBLAS keeps its own default.
 void SetComputeThreads(int threads);
 
 // The number of threads the compute kernels use now.

@@ -92,7 +92,7 @@ ABSL_FLAG(std::string, state_key_file, "",
           "a flag value, so the key stays out of process listings. Empty: unsigned states");
 ABSL_FLAG(int, threads, 0,
           "Compute threads for the cpu backend: OpenBLAS's and the engine's own (16-bit "
-          "linear layers, attention steps); 0 = OpenBLAS's default and the engine thread alone");
+          "linear layers, attention steps); 0 = one per core this process may run on");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
 ABSL_FLAG(int, max_new_tokens_limit, 4096, "Largest max_new_tokens a request may ask for");
