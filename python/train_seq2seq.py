@@ -16,7 +16,8 @@ decoder is causal, so padding never reaches a scored position).
       --target train.tgt.ids --config '{"vocab_size": 8000, "cross_attention": {"kind": "abc",
       "slots": 32}}' --steps 2000 --out build-training/mt
 
-Output directory (--out): train.log (one line per logged step), checkpoint.pt ({"config",
+Output directory (--out): train.log (one line per logged step), summary.json (the run's
+settings, parameter count, config and training seconds), checkpoint.pt ({"config",
 "model"}: what slotserve_ref.convert reads) and model/ (the converted F32 model directory).
 """
 
