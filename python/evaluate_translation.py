@@ -167,6 +167,26 @@ def pytorch_greedy(model_dir: Path, rows, max_new_tokens: int, batch: int) -> Li
 
 # --- one model ------------------------------------------------------------------------------
 
+def measure_speed(args, model_dir: Path, rows) -> Dict:
+    """Only the greedy pass (--speed-only), for a decode speed taken with nothing else of the
+    evaluation running: -> {model}.speed.json."""
+    args.out.mkdir(parents=True, exist_ok=True)
+    server = Server(args.server, model_dir, args.threads, args.out / f"{model_dir.name}.server.log")
+    try:
+        client = server.client()
+        greedy, seconds = translate_all(client, rows, args.concurrency, args.max_new_tokens,
+                                        temperature=0)
+        client.close()
+    finally:
+        server.stop()
+    tokens = sum(len(c.token_ids) for c in greedy)
+    summary = {"model": model_dir.name, "verses": len(rows), "greedy_generated_tokens": tokens,
+               "greedy_seconds": seconds, "greedy_tokens_per_second": tokens / seconds,
+               "concurrency": args.concurrency, "server_threads": args.threads}
+    (args.out / f"{model_dir.name}.speed.json").write_text(json.dumps(summary, indent=1) + "\n")
+    return summary
+
+
 def evaluate_model(args, model_dir: Path, rows) -> Dict:
     import sentencepiece
     sp = sentencepiece.SentencePieceProcessor(model_file=str(model_dir / "tokenizer.model"))
@@ -250,13 +270,15 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="server --threads")
     parser.add_argument("--pytorch", action="store_true", help="also the PyTorch greedy BLEU")
     parser.add_argument("--pytorch-batch", type=int, default=32)
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only time the greedy pass (writes MODEL.speed.json)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "build-training/mt-eval")
     args = parser.parse_args(argv)
     import torch
     torch.set_num_threads(1)
     rows = load_split(args.data, args.split, args.limit)
     for model_dir in args.model:
-        summary = evaluate_model(args, model_dir, rows)
+        summary = (measure_speed if args.speed_only else evaluate_model)(args, model_dir, rows)
         print(json.dumps(summary), flush=True)
     return 0
 
