@@ -165,10 +165,36 @@ def svg_plot(rows: List[Dict], path: Path) -> None:
     path.write_text("\n".join(out) + "\n")
 
 
+def examples(eval_dir: Path, names: List[str], ref: str) -> List[str]:
+    """One verse's C++ outputs (greedy and beam), one row per model."""
+    lines, source, english = [], None, None
+    for name in names:
+        path = eval_dir / f"{name}.json"
+        if not path.exists():
+            continue
+        verse = next(v for v in json.loads(path.read_text())["verses"] if v["ref"] == ref)
+        source, english = verse["spanish"], verse["english"]
+        lines.append(f"| `{name}` | {verse['greedy']} | {verse['beam']} |")
+    return ([f"{ref}: Spanish *{source}* — WEB reference *{english}*", "",
+             "| model | C++ greedy | C++ beam 5 |", "| --- | --- | --- |"] + lines)
+
+
+def fill_card(card: Path, block: List[str]) -> None:
+    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    text = card.read_text()
+    head, rest = text.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    card.write_text(head + begin + "\n" + "\n".join(block) + "\n" + end + tail)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eval", type=Path, required=True, help="evaluate_translation.py --out")
     parser.add_argument("--out", type=Path, required=True, help="path prefix (.md .csv .svg)")
+    parser.add_argument("--card", type=Path, help="a model card whose results block (between "
+                        "<!-- results:begin/end -->) gets the tables and example verses")
+    parser.add_argument("--example", action="append", default=None,
+                        help="verse reference for the card's examples (default Mark 1:1)")
     args = parser.parse_args(argv)
     rows = load(args.eval)
     if not rows:
@@ -200,6 +226,15 @@ def main(argv=None) -> int:
                                              r["state_bytes_per_request"])))
     args.out.with_suffix(".table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
+    if args.card is not None:
+        block = ["## Results", "", "Written by `python/translation_report.py` from "
+                 "`scripts/evaluate-translation-models.sh` (also in "
+                 "`bench/results/translation.table.md`, `.csv`; plot: "
+                 "`bench/results/translation.svg`).", ""] + lines
+        for ref in args.example or ["Mark 1:1"]:
+            block += ["", "### Example (held-out)", ""] + examples(
+                args.eval, [r["model"] for r in rows], ref)
+        fill_card(args.card, block)
     return 0
 
 
