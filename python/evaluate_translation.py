@@ -187,6 +187,30 @@ def measure_speed(args, model_dir: Path, rows) -> Dict:
     return summary
 
 
+def add_pytorch(args, model_dir: Path, rows) -> Dict:
+    """--pytorch-only: adds the PyTorch greedy columns to an earlier evaluation's JSON (the C++
+    outputs are kept, not rerun)."""
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model_dir / "tokenizer.model"))
+    path = args.out / f"{model_dir.name}.json"
+    data = json.loads(path.read_text())
+    summary, verses = data["summary"], data["verses"]
+    if [v["ref"] for v in verses] != [row["ref"] for row in rows]:
+        raise SystemExit(f"{path}: evaluated other verses than --split/--limit select")
+    eos = json.loads((model_dir / "config.json").read_text())["eos_id"]
+    started = time.perf_counter()
+    pytorch_ids = pytorch_greedy(model_dir, rows, args.max_new_tokens, args.pytorch_batch)
+    summary["pytorch_seconds"] = time.perf_counter() - started
+    pytorch_texts = [sp.decode(ids).strip() for ids in pytorch_ids]
+    summary["bleu_pytorch_greedy"] = corpus_bleu(pytorch_texts, [r["english"] for r in rows])
+    summary["pytorch_identical_token_ids"] = sum(
+        1 for v, ids in zip(verses, pytorch_ids) if [t for t in v["greedy_ids"] if t != eos] == ids)
+    for v, text in zip(verses, pytorch_texts):
+        v["pytorch_greedy"] = text
+    path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
+    return summary
+
+
 def evaluate_model(args, model_dir: Path, rows) -> Dict:
     import sentencepiece
     sp = sentencepiece.SentencePieceProcessor(model_file=str(model_dir / "tokenizer.model"))
@@ -270,6 +294,8 @@ def main(argv=None) -> int:
     parser.add_argument("--threads", type=int, default=1, help="server --threads")
     parser.add_argument("--pytorch", action="store_true", help="also the PyTorch greedy BLEU")
     parser.add_argument("--pytorch-batch", type=int, default=32)
+    parser.add_argument("--pytorch-only", action="store_true",
+                        help="add the PyTorch greedy BLEU to an existing MODEL.json in --out")
     parser.add_argument("--speed-only", action="store_true",
                         help="only time the greedy pass (writes MODEL.speed.json)")
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "build-training/mt-eval")
@@ -278,7 +304,9 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     rows = load_split(args.data, args.split, args.limit)
     for model_dir in args.model:
-        summary = (measure_speed if args.speed_only else evaluate_model)(args, model_dir, rows)
+        run = (measure_speed if args.speed_only else add_pytorch if args.pytorch_only
+               else evaluate_model)
+        summary = run(args, model_dir, rows)
         print(json.dumps(summary), flush=True)
     return 0
 
