@@ -105,16 +105,12 @@ def svg_plot(rows: List[Dict], path: Path) -> None:
     def py(y):
         return top + ph - y / y1 * ph
 
-    colours = {"softmax": "#000000", "abc": "#1f77b4", "rfa": "#d62728", "luna": "#2ca02c",
-               "convluna": "#17becf", "srformer": "#ff7f0e", "segonly": "#8c564b"}
+    palette = ["#000000", "#1f77b4", "#d62728", "#2ca02c", "#17becf", "#ff7f0e", "#9ecae1",
+               "#6baed6", "#08519c", "#fdae6b", "#a63603", "#8c564b"]
 
-    def colour(r):
-        c = r["cross_attention"]
-        if c["kind"] == "luna" and c.get("filter"):
-            return colours["convluna"]
-        if r["model"].endswith("segonly"):
-            return colours["segonly"]
-        return colours[c["kind"]]
+    def colour(r):  # one colour per model (ABC sizes in blues, SRformer variants in oranges)
+        return palette[ORDER.index(r["model"]) % len(palette)] if r["model"] in ORDER \
+            else "#777777"
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
@@ -135,7 +131,7 @@ def svg_plot(rows: List[Dict], path: Path) -> None:
         for m in (1, 2, 5):
             v = m * 10 ** exponent
             if x0 <= math.log10(v) <= x1:
-                label = f"{v / 1024:g} KiB" if v < 1 << 20 else f"{v / (1 << 20):g} MiB"
+                label = f"{v / 1000:g} kB" if v < 10 ** 6 else f"{v / 10 ** 6:g} MB"
                 out.append(f'<line x1="{px(v):.1f}" x2="{px(v):.1f}" y1="{top}" '
                            f'y2="{top + ph}" stroke="#eee"/><text x="{px(v):.1f}" '
                            f'y="{top + ph + 16}" text-anchor="middle">{label}</text>')
@@ -143,8 +139,15 @@ def svg_plot(rows: List[Dict], path: Path) -> None:
                f'per request (decoder self-attention + cross memory), log scale</text>')
     out.append(f'<text x="18" y="{top + ph / 2}" text-anchor="middle" '
                f'transform="rotate(-90 18 {top + ph / 2})">corpus BLEU (13a, nltk)</text>')
+    same_size: Dict[int, List[str]] = {}
     for r in rows:
-        x, c = px(r["state_bytes_per_request"]), colour(r)
+        same_size.setdefault(r["state_bytes_per_request"], []).append(r["model"])
+    out.append(f'<text x="{left + pw / 2}" y="{top - 6}" text-anchor="middle" fill="#555">'
+               f'models of equal size are spread sideways by 10 px</text>')
+    for r in rows:
+        group = same_size[r["state_bytes_per_request"]]
+        offset = (group.index(r["model"]) - (len(group) - 1) / 2) * 10
+        x, c = px(r["state_bytes_per_request"]) + offset, colour(r)
         out.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{py(r["bleu_greedy"]):.1f}" '
                    f'y2="{py(r["bleu_beam"]):.1f}" stroke="{c}"/>')
         out.append(f'<circle cx="{x:.1f}" cy="{py(r["bleu_beam"]):.1f}" r="5" fill="{c}">'
@@ -224,12 +227,12 @@ def main(argv=None) -> int:
     lines += ["", "### Ablations", ""] + table(
         sorted(ablation_rows, key=lambda r: (r["cross_attention"]["kind"],
                                              r["state_bytes_per_request"])))
-    args.out.with_suffix(".table.md").write_text("\n".join(lines) + "\n")
+    args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     if args.card is not None:
         block = ["## Results", "", "Written by `python/translation_report.py` from "
                  "`scripts/evaluate-translation-models.sh` (also in "
-                 "`bench/results/translation.table.md`, `.csv`; plot: "
+                 "`bench/results/translation.md`, `.csv`; plot: "
                  "`bench/results/translation.svg`).", ""] + lines
         for ref in args.example or ["Mark 1:1"]:
             block += ["", "### Example (held-out)", ""] + examples(

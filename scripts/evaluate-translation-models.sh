@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # BLEU of the bundled Spanish→English models (issue 13) as the C++ server translates, beside
-# the PyTorch reference's greedy BLEU, then bench/results/translation.{table.md,csv,svg}.
+# the PyTorch reference's greedy BLEU, then bench/results/translation.{md,csv,svg}.
 # Not run in CI (minutes per model). Card: models/trained/TRANSLATION_CARD.md.
 #
 #   scripts/evaluate-translation-models.sh [NAME...]   (default: every models/trained/es-en-*)
