@@ -16,7 +16,8 @@ decoder is causal, so padding never reaches a scored position).
       --target train.tgt.ids --config '{"vocab_size": 8000, "cross_attention": {"kind": "abc",
       "slots": 32}}' --steps 2000 --out build-training/mt
 
-Output directory (--out): train.log (one line per logged step), checkpoint.pt ({"config",
+Output directory (--out): train.log (one line per logged step), summary.json (the run's
+settings, parameter count, config and training seconds), checkpoint.pt ({"config",
 "model"}: what slotserve_ref.convert reads) and model/ (the converted F32 model directory).
 """
 
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import sys
 import time
@@ -103,8 +105,34 @@ def new_model(cfg: Seq2seqConfig, seed: int) -> Seq2seqModel:
     return model
 
 
+def learning_rate(step: int, steps: int, lr: float, warmup: int, decay: bool) -> float:
+    """Linear warm-up over `warmup` steps, then constant, or (decay) cosine to 0 at `steps`."""
+    if step < warmup:
+        return lr * (step + 1) / warmup
+    if not decay:
+        return lr
+    progress = (step - warmup) / max(1, steps - warmup)
+    return lr * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def disable_srformer_recurrence_(model: Seq2seqModel) -> None:
+    """Segmented-only SRformer (the paper's ablation without the recurrent attention function):
+    every layer's cross.raf_proj is set to zero and frozen, so x = 0, mem stays 0, y = -1 and
+    R = relu(y) = 0 at every step: out = softmax over the current segment only. The model
+    directory stays an ordinary "srformer" one (zero raf_proj), so the C++ engine serves the
+    same function with no new code."""
+    if model.config.cross_attention.kind != "srformer":
+        raise ValueError("--no-srformer-recurrence needs cross_attention.kind srformer")
+    for name, param in model.named_parameters():
+        if ".cross.raf_proj." in name:
+            with torch.no_grad():
+                param.zero_()
+            param.requires_grad_(False)
+
+
 def train(model: Seq2seqModel, pairs: Sequence[Pair], steps: int, batch: int, lr: float,
-          weight_decay: float = 0.01, seed: int = 0, log=None) -> List[float]:
+          weight_decay: float = 0.01, seed: int = 0, log=None, warmup: int = 0,
+          decay: bool = False) -> List[float]:
     """AdamW on teacher-forced cross-entropy; returns the loss of every step."""
     batcher = PairBatcher(pairs, model.config, seed)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr,
@@ -112,6 +140,8 @@ def train(model: Seq2seqModel, pairs: Sequence[Pair], steps: int, batch: int, lr
     model.train()
     losses = []
     for step in range(steps):
+        for group in optimizer.param_groups:
+            group["lr"] = learning_rate(step, steps, lr, warmup, decay)
         loss = loss_of(model, *batcher.sample(batch))
         optimizer.zero_grad()
         loss.backward()
@@ -138,6 +168,12 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--log-every", type=int, default=50)
+    parser.add_argument("--warmup", type=int, default=0, help="linear warm-up steps (default 0)")
+    parser.add_argument("--cosine-decay", action="store_true",
+                        help="after warm-up, cosine decay of the rate to 0 at --steps")
+    parser.add_argument("--no-srformer-recurrence", action="store_true",
+                        help="srformer cross: zero and freeze raf_proj (segmented-only "
+                        "attention, no recurrence)")
     args = parser.parse_args(argv)
 
     torch.set_num_threads(args.threads)
@@ -146,6 +182,8 @@ def main(argv=None) -> int:
                                   source="--config")
     pairs = load_pairs(args.source, args.target)
     model = new_model(cfg, args.seed)
+    if args.no_srformer_recurrence:
+        disable_srformer_recurrence_(model)
     args.out.mkdir(parents=True, exist_ok=True)
     started = time.time()
     with (args.out / "train.log").open("w") as log_file:
@@ -154,9 +192,18 @@ def main(argv=None) -> int:
                 line = f"step {step} loss {loss:.4f} elapsed {time.time() - started:.1f}s"
                 print(line)
                 log_file.write(line + "\n")
-        train(model, pairs, args.steps, args.batch, args.lr, args.weight_decay, args.seed, log)
+        train(model, pairs, args.steps, args.batch, args.lr, args.weight_decay, args.seed, log,
+              warmup=args.warmup, decay=args.cosine_decay)
     torch.save({"config": cfg.to_dict(), "model": model.state_dict()}, args.out / "checkpoint.pt")
     save_seq2seq_model_dir(model, args.out / "model")
+    summary = {"steps": args.steps, "batch": args.batch, "lr": args.lr,
+               "warmup": args.warmup, "cosine_decay": args.cosine_decay,
+               "weight_decay": args.weight_decay, "seed": args.seed, "threads": args.threads,
+               "no_srformer_recurrence": args.no_srformer_recurrence, "pairs": len(pairs),
+               "parameters": sum(p.numel() for p in model.parameters()),
+               "train_seconds": round(time.time() - started, 1),
+               "config": cfg.to_dict(), "out": str(args.out)}
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps({"steps": args.steps, "pairs": len(pairs), "out": str(args.out)}))
     return 0
 

@@ -23,6 +23,8 @@ packages=(
   # Reina-Valera 1909, World English Bible and KJV SWORD modules, read with python3-sword
   # (diatheke, the modules' command-line reader, to look at a verse by hand).
   sword-text-sparv sword-text-web sword-text-kjv python3-sword diatheke
+  # Corpus BLEU of the translation models (python/evaluate_translation.py).
+  python3-nltk
   # The fuzz targets (tests/fuzz, scripts/fuzz.sh): clang with libFuzzer and the sanitizers.
   clang libclang-rt-14-dev
   # Benchmark plots (scripts/bench.sh) and profiles of missed targets (docs/PERFORMANCE.md).

@@ -4,6 +4,7 @@ writes a checkpoint and model directory the converter and loader accept."""
 import contextlib
 import json
 import io
+import math
 import random
 import tempfile
 import unittest
@@ -76,6 +77,44 @@ class TrainSeq2seqTest(unittest.TestCase):
                 model = load_seq2seq_model_dir(directory)
                 self.assertEqual(model.config.cross_attention.filter.kernel, 2)
             self.assertEqual(len((root / "run" / "train.log").read_text().splitlines()), 2)
+
+    def test_learning_rate_warms_up_then_decays_to_zero(self):
+        rate = train_seq2seq.learning_rate
+        self.assertAlmostEqual(rate(0, 100, 1.0, 10, True), 0.1)
+        self.assertAlmostEqual(rate(9, 100, 1.0, 10, True), 1.0)
+        self.assertAlmostEqual(rate(10, 100, 1.0, 10, True), 1.0)
+        self.assertAlmostEqual(rate(55, 100, 1.0, 10, True), 0.5)
+        self.assertAlmostEqual(rate(99, 100, 1.0, 10, True), 0.5 * (1 + math.cos(math.pi * 89 / 90)))
+        self.assertAlmostEqual(rate(99, 100, 1.0, 10, False), 1.0)
+
+    def test_segmented_only_srformer_is_segment_softmax_alone(self):
+        """With raf_proj zeroed and frozen, training leaves it zero and the recurrent term is
+        inert: the logits do not move when the RAF's leak and threshold change, and the
+        parallel and recurrent forms agree."""
+        cfg = Seq2seqConfig.from_dict(merge_seq2seq_config_dict(dict(
+            TOY, cross_attention=CROSS["srformer"])))
+        model = train_seq2seq.new_model(cfg, seed=1)
+        train_seq2seq.disable_srformer_recurrence_(model)
+        train_seq2seq.train(model, reverse_pairs(32, 2), steps=5, batch=4, lr=3e-3, seed=3)
+        for layer in model.decoder.layers:
+            self.assertEqual(float(layer.cross.raf_proj.weight.abs().max()), 0.0)
+            self.assertEqual(float(layer.cross.raf_proj.bias.abs().max()), 0.0)
+            self.assertFalse(layer.cross.raf_proj.weight.requires_grad)
+        source = torch.tensor([[3, 4, 5, 6, 7, 2]])
+        decoder_input = torch.tensor([[1, 7, 6, 5, 4, 3]])
+        with torch.no_grad():
+            parallel = model(source, decoder_input)
+            recurrent, _ = model.decode_recurrent(source, decoder_input)
+        self.assertLess(float((parallel - recurrent).abs().max()), 1e-4)
+        with torch.no_grad():
+            for layer in model.decoder.layers:
+                layer.cross.raf_leak.fill_(0.3)
+                layer.cross.raf_thre.fill_(0.01)
+            self.assertTrue(torch.equal(model(source, decoder_input), parallel))
+        with self.assertRaisesRegex(ValueError, "srformer"):
+            train_seq2seq.disable_srformer_recurrence_(train_seq2seq.new_model(
+                Seq2seqConfig.from_dict(merge_seq2seq_config_dict(dict(
+                    TOY, cross_attention=CROSS["abc"]))), seed=1))
 
     def test_mismatched_corpus_files_are_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
