@@ -27,7 +27,10 @@ if [ $# -gt 0 ]; then
   models=("$@")
 else
   models=()
-  for d in models/trained/*/; do [ -f "$d/config.json" ] && models+=("${d%/}"); done
+  # Decoder-only models only: the translation models (slotserve-seq2seq) have their BLEU card.
+  for d in models/trained/*/; do
+    [ -f "$d/config.json" ] && ! grep -q '"slotserve-seq2seq"' "$d/config.json" && models+=("${d%/}")
+  done
 fi
 if [ ${#models[@]} -eq 0 ]; then
   echo "evaluate-perplexity: no model directories (models/trained/*/config.json)" >&2

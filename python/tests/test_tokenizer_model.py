@@ -15,6 +15,10 @@ sys.path.insert(0, str(Path(tokenizer_model.__file__).resolve().parent / "data")
 import prepare_corpus  # noqa: E402
 
 REPO_ROOT = Path(tokenizer_model.__file__).resolve().parents[1]
+# The committed models come in families that share one tokenizer each: the decoder-only KJV
+# models (trained on the corpus as train.txt) and the Spanish→English translation models (a
+# joint model trained on spm-train.txt by python/data/bible_parallel_corpus.py).
+FAMILIES = {"kjv-": "train.txt", "es-en-": "spm-train.txt"}
 COMMITTED = sorted(REPO_ROOT.glob("models/trained/*/tokenizer.model"))
 # Where checkouts and scratch files live on the machines that train and test.
 MACHINE_ROOTS = (b"/work", b"/root", b"/tmp", b"/home")
@@ -172,9 +176,11 @@ class RelativePathsTest(unittest.TestCase):
         self.assertTrue(COMMITTED, "no models/trained/*/tokenizer.model")
         for path in COMMITTED:
             with self.subTest(model=path.parent.name):
+                family = [p for p in FAMILIES if path.parent.name.startswith(p)]
+                self.assertEqual(len(family), 1, f"{path.parent.name}: no known model family")
                 proto = tokenizer_model.load(path)
                 self.assertEqual(tokenizer_model.embedded_paths(proto), [])
-                self.assertEqual(list(proto.trainer_spec.input), ["train.txt"])
+                self.assertEqual(list(proto.trainer_spec.input), [FAMILIES[family[0]]])
                 self.assertEqual(proto.trainer_spec.model_prefix, "tokenizer")
                 data = path.read_bytes()
                 for root in MACHINE_ROOTS:
@@ -182,11 +188,16 @@ class RelativePathsTest(unittest.TestCase):
 
     def test_committed_tokenizers_encode_alike(self):
         # scripts/evaluate-perplexity.sh scores every model on one set of test ids.
-        first = tokenizer_model.load(COMMITTED[0])
-        for path in COMMITTED[1:]:
-            with self.subTest(model=path.parent.name):
-                self.assertEqual(tokenizer_model.differences(first, tokenizer_model.load(path)),
-                                 [])
+        # Within a family (scripts/evaluate-translation-models.sh likewise scores every
+        # translation model on one set of ids).
+        for prefix in FAMILIES:
+            members = [p for p in COMMITTED if p.parent.name.startswith(prefix)]
+            self.assertTrue(members, f"no committed {prefix}* model")
+            first = tokenizer_model.load(members[0])
+            for path in members[1:]:
+                with self.subTest(model=path.parent.name):
+                    self.assertEqual(
+                        tokenizer_model.differences(first, tokenizer_model.load(path)), [])
 
 
 if __name__ == "__main__":
