@@ -30,7 +30,7 @@ void WorkerPool::Resize(int threads) {
   for (int i = 0; i < workers; ++i) workers_.emplace_back([this, seen] { Work(seen); });
 }
 
-void WorkerPool::Run(const std::function<void(int, int)>& part) {
+void WorkerPool::Run(absl::FunctionRef<void(int, int)> part) {
   const int parts = threads();
   if (parts == 1) {
     part(0, 1);

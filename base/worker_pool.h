@@ -13,10 +13,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/functional/function_ref.h"
 
 namespace slotserve::base {
 
@@ -38,7 +39,8 @@ class WorkerPool {
   // before Run does. Parts are claimed, not assigned: the caller takes them too, so a worker the
   // OS has not scheduled yet (a busy machine) costs nothing but its share of the speed-up.
   // `part` must not call Run.
-  void Run(const std::function<void(int part, int parts)>& part);
+  // A FunctionRef, not a std::function: a kernel's lambda is never copied to the heap.
+  void Run(absl::FunctionRef<void(int part, int parts)> part);
 
  private:
   static constexpr int kSpinIterations = 5000;
@@ -51,7 +53,7 @@ class WorkerPool {
 
   std::vector<std::thread> workers_;
   // The current job, published by next_part_'s release store (and read after a claim).
-  const std::function<void(int, int)>* job_ = nullptr;
+  const absl::FunctionRef<void(int, int)>* job_ = nullptr;
   std::atomic<int> job_parts_{1};
   std::atomic<int> next_part_{kClosed};
   std::atomic<int> done_parts_{0};

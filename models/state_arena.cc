@@ -63,13 +63,15 @@ absl::Status StateArena::Save(int slot, std::vector<uint8_t>* snapshot) const {
   SLOTSERVE_RETURN_IF_ERROR(CheckSlot(slot, "Save"));
   const size_t state_bytes = static_cast<size_t>(bytes_per_slot());
   const size_t shared_bytes = static_cast<size_t>(snapshot_state_bytes()) - state_bytes;
-  snapshot->assign(sizeof(int32_t) + state_bytes + shared_bytes, 0);
+  snapshot->resize(sizeof(int32_t) + state_bytes + shared_bytes);
   std::memcpy(snapshot->data(), &positions_[slot], sizeof(int32_t));
   kernels::CopyDeviceToHost(backend_, snapshot->data() + sizeof(int32_t),
                             device_data() + slot * floats_per_slot_, state_bytes);
-  if (const int block = shared_block(slot); shared_bytes > 0 && block != SharedBlockTable::kNone) {
-    kernels::CopyDeviceToHost(backend_, snapshot->data() + sizeof(int32_t) + state_bytes,
-                              shared_block_data(block), shared_bytes);
+  uint8_t* shared_part = snapshot->data() + sizeof(int32_t) + state_bytes;
+  if (const int block = shared_block(slot); block != SharedBlockTable::kNone) {
+    kernels::CopyDeviceToHost(backend_, shared_part, shared_block_data(block), shared_bytes);
+  } else {
+    std::memset(shared_part, 0, shared_bytes);
   }
   kernels::Synchronize(backend_);
   return absl::OkStatus();

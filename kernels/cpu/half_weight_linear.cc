@@ -89,16 +89,6 @@ void FusedRange(const LinearParams& p, int o_begin, int o_end) {
   }
 }
 
-// The output features are split between the compute threads (parallel_for.h) in multiples of
-// 16 (64 bytes of y), so threads share no cache line of y.
-template <DType D>
-void Fused(const LinearParams& p) {
-  const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
-  ParallelFor(
-      p.out_features, work, [&](int begin, int end) { FusedRange<D>(p, begin, end); },
-      /*grain=*/16);
-}
-
 template <DType D>
 void WidenRows(const uint16_t* w, int64_t count, float* out) {
   int64_t i = 0;
@@ -125,23 +115,23 @@ void TiledRange(const LinearParams& p, int o_begin, int o_end) {
   }
 }
 
-// Tiles of output features are split between the compute threads, each calling sgemm (OpenBLAS
-// runs single-threaded inside a part: base/compute_threads.h).
-template <DType D>
-void Tiled(const LinearParams& p) {
-  const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
-  ParallelFor(
-      p.out_features, work, [&](int begin, int end) { TiledRange<D>(p, begin, end); },
-      /*grain=*/16);
-}
-
+// Output features are split between the compute threads (parallel_for.h) in multiples of 16
+// (64 bytes of y, so threads share no cache line of y); inside a part OpenBLAS runs
+// single-threaded (base/compute_threads.h).
 template <DType D>
 void Run(const LinearParams& p) {
-  if (p.rows <= kFusedRows) {
-    Fused<D>(p);
-  } else {
-    Tiled<D>(p);
-  }
+  const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
+  const bool fused = p.rows <= kFusedRows;
+  ParallelFor(
+      p.out_features, work,
+      [&](int begin, int end) {
+        if (fused) {
+          FusedRange<D>(p, begin, end);
+        } else {
+          TiledRange<D>(p, begin, end);
+        }
+      },
+      /*grain=*/16);
 }
 
 }  // namespace
