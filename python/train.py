@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Trains the reference decoder LM (slotserve_ref.model, its parallel form) on the KJV corpus
-built by data/prepare_corpus.py, with any attention kind, on the CPU.
+built by data/prepare_corpus.py, with any attention kind (for abc, any memory control of
+docs/ABC_CONTROLS.md: --control, --abc-activation, --max-positions, --stride, --control-seed),
+on the CPU.
 
 Deterministic given --seed and --threads: the same command gives the same weights (torch's CPU
 kernels are deterministic for a fixed thread count).
@@ -44,9 +46,38 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO_ROOT / "build-training" / "data"
 
 
+def abc_control_keys(args) -> dict:
+    """The abc attention object's control keys (docs/ABC_CONTROLS.md) for --control and its
+    flags; empty for the default learned/exp control."""
+    if args.control == "learned":
+        return {} if args.abc_activation == "exp" else {"control": "learned",
+                                                        "activation": args.abc_activation}
+    if args.abc_activation != "exp":
+        raise SystemExit(f"train: --abc-activation {args.abc_activation} needs --control "
+                         f"learned, got --control {args.control}")
+    keys = {"control": args.control}
+    if args.control == "linformer":
+        # One linformer_proj column per position: by default exactly the training (and
+        # evaluation) window.
+        keys["max_positions"] = args.max_positions or args.seq_len
+        limit = keys["max_positions"]
+    elif args.control == "compressive":
+        keys["stride"] = args.stride
+        limit = args.slots * args.stride
+    elif args.control == "random":
+        keys["seed"] = args.control_seed
+    if args.control in ("linformer", "compressive") and limit < args.seq_len:
+        raise SystemExit(f"train: --control {args.control} holds {limit} positions, fewer "
+                         f"than --seq-len {args.seq_len}")
+    return keys
+
+
 def attention_overrides(args) -> dict:
     if args.kind == "abc":
-        return {"kind": "abc", "slots": args.slots}
+        return {"kind": "abc", "slots": args.slots, **abc_control_keys(args)}
+    if args.control != "learned" or args.abc_activation != "exp":
+        raise SystemExit(f"train: --control and --abc-activation are for --kind abc, got "
+                         f"--kind {args.kind}")
     if args.kind == "rfa":
         # |phi(u)|^2 = feature_scale^2 * D, so 1/sqrt(D) gives unit-norm features; the
         # denominator floor is well below the typical phi(q).z of a normalised kernel (~0.1..1).
@@ -75,7 +106,7 @@ def initialise_(model: LanguageModel, seed: int) -> None:
     1/sqrt(2 n_layers), zero biases, unit norms; embedding N(0, 1/E) so that embed_scale = sqrt(E)
     gives unit-variance inputs. RFA: random features N(0, 1) and frozen (only the per-dimension
     scales sigma learn, as in the paper), gate bias +2 so the gate starts out remembering ~8
-    tokens. Luna: P ~ N(0, 1)."""
+    tokens. Luna: P ~ N(0, 1). ABC linformer: linformer_proj ~ N(0, 1/max_positions)."""
     cfg = model.config
     gen = torch.Generator().manual_seed(seed)
     residual_scale = 1.0 / math.sqrt(2 * cfg.n_layers)
@@ -87,6 +118,10 @@ def initialise_(model: LanguageModel, seed: int) -> None:
             value = torch.ones(param.shape) if leaf == "weight" else torch.zeros(param.shape)
         elif leaf == "rfa_random" or leaf == "luna_p":
             value = torch.randn(param.shape, generator=gen)
+        elif leaf == "linformer_proj":
+            # ABC's linformer control, [H, M, N]: N(0, 1/N), so a memory row summed over all
+            # N positions has the scale of one key.
+            value = torch.randn(param.shape, generator=gen) / math.sqrt(param.shape[-1])
         elif leaf == "rfa_sigma":
             value = torch.ones(param.shape)
         elif leaf == "bias":
@@ -145,13 +180,25 @@ def validation_perplexity(model, books, window, bos_id, max_tokens=None) -> floa
     return math.exp(total_nll / total_tokens)
 
 
-def main() -> None:
+def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--kind", choices=("abc", "rfa", "luna", "softmax"), required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--slots", type=int, default=32, help="abc: memory slots per head")
+    parser.add_argument("--control", choices=("learned", "window", "linformer", "compressive",
+                                              "random"), default="learned",
+                        help="abc: memory control (docs/ABC_CONTROLS.md; default learned)")
+    parser.add_argument("--abc-activation", choices=("exp", "relu", "sigmoid"), default="exp",
+                        help="abc --control learned: activation of the slot logits")
+    parser.add_argument("--max-positions", type=int, default=0,
+                        help="abc --control linformer: positions (default --seq-len)")
+    parser.add_argument("--stride", type=int, default=8,
+                        help="abc --control compressive: tokens per slot (slots x stride "
+                             "must be >= --seq-len)")
+    parser.add_argument("--control-seed", type=int, default=0,
+                        help="abc --control random: the seed of the fixed row draw")
     parser.add_argument("--features", type=int, default=32, help="rfa: random features D")
     parser.add_argument("--luna-length", type=int, default=32, help="luna: packed length L")
     parser.add_argument("--max-context", type=int, default=512, help="softmax: KV cache size")
@@ -181,15 +228,21 @@ def main() -> None:
                              "checkpoint is before the new decay start")
     parser.add_argument("--stop-after-seconds", type=float, default=0,
                         help="stop (saving everything) once this much wall time has passed")
-    args = parser.parse_args()
+    return parser.parse_args(argv)
 
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     manifest = json.loads((args.data / "manifest.json").read_text())
     cfg = build_config(args, manifest["tokenizer"]["vocab_size"])
     model = LanguageModel(cfg)
     initialise_(model, args.seed)
-    use_chunked_abc(model)  # same math as the reference's parallel form, O(T) instead of O(T^2)
+    # Learned exp ABC: same math as the reference's parallel form, O(T) instead of O(T^2). The
+    # other abc controls train with their reference parallel form (AbcControlAttention.forward,
+    # O(T^2 (d + M)) without per-prefix memories).
+    use_chunked_abc(model)
     trainable = [p for p in model.parameters() if p.requires_grad]
     decay = [p for p in trainable if p.dim() >= 2]
     no_decay = [p for p in trainable if p.dim() < 2]
@@ -272,6 +325,7 @@ def main() -> None:
         if stop_requested:
             save(final=False)
             say(f"train: SIGTERM: checkpoint saved at step {step}; resume with --resume")
+            log.close()
             return
         stop = args.stop_after_seconds and elapsed >= args.stop_after_seconds
         if step % args.save_every == 0 or stop:
@@ -290,6 +344,7 @@ def main() -> None:
                "valid_ppl": round(valid_ppl, 3)}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     say(f"train: done: {json.dumps(summary)}")
+    log.close()
 
 
 if __name__ == "__main__":

@@ -5,6 +5,13 @@
 #   scripts/train-demo-models.sh [NAME...]     (default: the four kinds and the ABC slot ablation
 #                                               kjv-abc-m8, kjv-abc-m16, kjv-abc-m64)
 #
+# The ABC memory-control comparison (docs/ABC_CONTROLS.md; 32 slots each, the same recipe as
+# kjv-abc-m32) is trained only when named: kjv-abc-window-m32, kjv-abc-linformer-m32,
+# kjv-abc-compressive-m32, kjv-abc-random-m32, kjv-abc-relu-m32, kjv-abc-sigmoid-m32.
+# linformer (max_positions 256) and compressive (32 slots x stride 8 = 256) hold exactly the
+# training sequence length, which is also the evaluation window (scripts/evaluate-perplexity.sh
+# WINDOW=256); they refuse longer contexts.
+#
 # Every model uses the same recipe (python/train.py defaults: 4 layers, d_model 256,
 # 4 heads, d_ffn 1024, batch 4 x 256 tokens, AdamW lr 1e-3, 100 warm-up steps, constant rate,
 # cosine decay over the last DECAY_STEPS steps, seed 1234, one thread), so the perplexity table
@@ -38,6 +45,12 @@ declare -A RECIPES=(
   [kjv-abc-m8]="--kind abc --slots 8"
   [kjv-abc-m16]="--kind abc --slots 16"
   [kjv-abc-m64]="--kind abc --slots 64"
+  [kjv-abc-window-m32]="--kind abc --slots 32 --control window"
+  [kjv-abc-linformer-m32]="--kind abc --slots 32 --control linformer --max-positions 256"
+  [kjv-abc-compressive-m32]="--kind abc --slots 32 --control compressive --stride 8"
+  [kjv-abc-random-m32]="--kind abc --slots 32 --control random --control-seed 1"
+  [kjv-abc-relu-m32]="--kind abc --slots 32 --abc-activation relu"
+  [kjv-abc-sigmoid-m32]="--kind abc --slots 32 --abc-activation sigmoid"
 )
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then

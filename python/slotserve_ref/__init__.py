@@ -5,7 +5,10 @@ directories.
 Modules (run with Debian's /usr/bin/python3, PYTHONPATH=python):
   config            config.json as dataclasses; strict load/save (unknown keys are errors)
   model             LanguageModel: parallel form (forward) and recurrent form (new_state/step)
-  attention_*       one module per attention kind (abc, rfa, luna, softmax), both forms each
+  attention_*       one module per attention kind (abc, rfa, luna, softmax), both forms each;
+                    attention_abc_controls serves abc's other memory controls (window,
+                    linformer, compressive, random, learned relu/sigmoid; docs/ABC_CONTROLS.md)
+  abc_controls      those controls' control vectors: rows, live rows, splitmix64 draw, limits
   safetensors_io    safetensors read/write (F32, F16, BF16) without the safetensors package
   model_dir         the model directory: DESIGN §2 tensor table, save/load with checks
   init              deterministic random initialisation (demo, tests, golden data)

@@ -18,6 +18,20 @@ FORMAT_VERSION = 1
 
 ATTENTION_KINDS = ("abc", "rfa", "luna", "softmax")
 
+# ABC's memory controls (docs/ABC_CONTROLS.md). "learned" with "exp" is the default: a config
+# naming neither is today's ABC, and writing one leaves both out, so older directories and
+# golden files stay byte-identical.
+ABC_CONTROLS = ("learned", "window", "linformer", "compressive", "random")
+ABC_ACTIVATIONS = ("exp", "relu", "sigmoid")
+# The one extra key each control takes (window takes none), in config.json's spelling.
+ABC_CONTROL_KEYS = {"learned": "activation", "linformer": "max_positions",
+                    "compressive": "stride", "random": "seed"}
+# Upper bounds, as the C++ loader's (models/abc_controls.cc): they keep linformer_proj and the
+# compressive context far from integer overflow; seeds are non-negative int64s.
+ABC_MAX_POSITIONS_LIMIT = 1 << 20
+ABC_STRIDE_LIMIT = 1 << 14
+ABC_SEED_LIMIT = 1 << 63  # exclusive
+
 
 class ConfigError(ValueError):
     """config.json does not describe a valid model."""
@@ -28,6 +42,11 @@ class AttentionConfig:
     kind: str = "abc"
     # abc
     slots: int = 0
+    control: str = "learned"
+    abc_activation: str = "exp"  # config.json key "activation" (control "learned" only)
+    max_positions: int = 0       # control "linformer"
+    stride: int = 0              # control "compressive"
+    seed: int = 0                # control "random"
     # rfa
     features: int = 0
     gate: bool = False
@@ -50,10 +69,20 @@ class AttentionConfig:
         "softmax": ("max_context",),
     }
 
+    @property
+    def default_abc_control(self) -> bool:
+        """Today's ABC: the learned control with the exponential activation."""
+        return self.control == "learned" and self.abc_activation == "exp"
+
     def to_dict(self) -> Dict[str, Any]:
         out: Dict[str, Any] = {"kind": self.kind}
         for key in self.KEYS_BY_KIND[self.kind]:
             out[key] = getattr(self, key)
+        if self.kind == "abc" and not self.default_abc_control:
+            out["control"] = self.control
+            key = ABC_CONTROL_KEYS.get(self.control)
+            if key is not None:
+                out[key] = self.abc_activation if key == "activation" else getattr(self, key)
         return out
 
 
@@ -210,6 +239,7 @@ def _parse_attention(data: Any, source: str, where: str = "attention") -> Attent
     att = AttentionConfig(kind=kind)
     if kind == "abc":
         att.slots = r.take_int("slots", 1)
+        _parse_abc_control(r, att)
     elif kind == "rfa":
         att.features = r.take_int("features", 1)
         att.gate = r.take_bool("gate")
@@ -227,6 +257,34 @@ def _parse_attention(data: Any, source: str, where: str = "attention") -> Attent
         att.max_context = r.take_int("max_context", 1)
     r.finish()
     return att
+
+
+def _parse_abc_control(r: "_Reader", att: AttentionConfig) -> None:
+    """The optional control of an abc object and the one key that control takes (required
+    with it, refused with every other control)."""
+    if "control" in r.data:
+        att.control = r.take_choice("control", ABC_CONTROLS)
+    own_key = ABC_CONTROL_KEYS.get(att.control)
+    for control, key in ABC_CONTROL_KEYS.items():
+        if key in r.data and key != own_key:
+            raise r.error(key, f'is only allowed with {r._name("control")} "{control}", got '
+                               f'control "{att.control}"')
+    if att.control == "learned":
+        if "activation" in r.data:
+            att.abc_activation = r.take_choice("activation", ABC_ACTIVATIONS)
+    elif att.control == "linformer":
+        att.max_positions = _take_bounded_int(r, "max_positions", 1, ABC_MAX_POSITIONS_LIMIT)
+    elif att.control == "compressive":
+        att.stride = _take_bounded_int(r, "stride", 1, ABC_STRIDE_LIMIT)
+    elif att.control == "random":
+        att.seed = _take_bounded_int(r, "seed", 0, ABC_SEED_LIMIT - 1)
+
+
+def _take_bounded_int(r: "_Reader", key: str, minimum: int, maximum: int) -> int:
+    value = r.take_int(key, minimum)
+    if value > maximum:
+        raise r.error(key, f"must be <= {maximum}, got {value}")
+    return value
 
 
 # The §2 top-level keys a seq2seq config shares (all but format, n_layers and attention).

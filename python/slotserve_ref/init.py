@@ -51,6 +51,10 @@ def randomize_(model: torch.nn.Module, seed: int, gain: float = 1.0,
             value = normal(shape, 0.5 / shape[0], mean=1.0 / shape[0])  # ~ a moving average
         elif leaf == "luna_p":
             value = normal(shape, 1.0)
+        elif leaf == "linformer_proj":
+            # ABC's linformer control: K~ = Σ_t W[:, t] ⊗ k_t grows like sqrt(t) * 0.5 |k|,
+            # so the slot scores spread out within a few tokens.
+            value = normal(shape, 0.5)
         elif leaf == "weight":
             value = normal(shape, gain / math.sqrt(shape[1]))
         elif leaf == "bias":

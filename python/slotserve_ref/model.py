@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .attention_abc import AbcAttention
+from .attention_abc_controls import AbcControlAttention
 from .attention_luna import LunaAttention
 from .attention_rfa import RfaAttention
 from .attention_softmax import SoftmaxAttention
@@ -26,6 +27,15 @@ ATTENTION_CLASSES = {
 }
 
 LayerState = Dict[str, torch.Tensor]
+
+
+def attention_module(cfg: ModelConfig, layer: int) -> nn.Module:
+    """The attention module of block `layer` (0-based): the kind's class, except that abc with
+    a control other than learned/exp is AbcControlAttention (docs/ABC_CONTROLS.md), which
+    needs the layer's index (the random control's draw depends on it)."""
+    if cfg.attention.kind == "abc" and not cfg.attention.default_abc_control:
+        return AbcControlAttention(cfg, layer)
+    return ATTENTION_CLASSES[cfg.attention.kind](cfg)
 
 
 def embed_tokens(cfg, tok_embed: nn.Embedding, tokens: torch.Tensor,
@@ -60,13 +70,13 @@ class FeedForward(nn.Module):
 class Block(nn.Module):
     """Pre-norm: h += o_proj(attn(attn_norm(h))); h += down(act(up(ffn_norm(h))))."""
 
-    def __init__(self, cfg: ModelConfig, attention: Optional[nn.Module] = None):
+    def __init__(self, cfg: ModelConfig, attention: Optional[nn.Module] = None, layer: int = 0):
         """`attention` replaces the kind's module named by the config (the seq2seq encoder
-        passes its bidirectional one)."""
+        passes its bidirectional one); `layer` is the block's 0-based index."""
         super().__init__()
         # nn.LayerNorm: biased variance, eps inside the square root (DESIGN §3).
         self.attn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
-        self.attn = attention if attention is not None else ATTENTION_CLASSES[cfg.attention.kind](cfg)
+        self.attn = attention if attention is not None else attention_module(cfg, layer)
         self.ffn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
         self.ffn = FeedForward(cfg)
 
@@ -85,7 +95,7 @@ class LanguageModel(nn.Module):
         super().__init__()
         self.config = cfg
         self.tok_embed = nn.Embedding(cfg.vocab_size, cfg.d_model)
-        self.layers = nn.ModuleList(Block(cfg) for _ in range(cfg.n_layers))
+        self.layers = nn.ModuleList(Block(cfg, layer=i) for i in range(cfg.n_layers))
         self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
         if not cfg.tie_embeddings:
             self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)

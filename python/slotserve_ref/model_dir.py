@@ -43,7 +43,12 @@ def block_tensors(cfg: ModelConfig, prefix: str) -> Dict[str, Tuple[int, ...]]:
     for name in projections:
         add_linear(out, f"{p}.attn.{name}_proj", e, e)
     if att.kind == "abc":
-        add_linear(out, f"{p}.attn.slot_proj", h * att.slots, e)
+        # docs/ABC_CONTROLS.md: the learned controls project the slot logits; linformer has
+        # its projection over positions instead; the other controls have no tensor of their own.
+        if att.control == "learned":
+            add_linear(out, f"{p}.attn.slot_proj", h * att.slots, e)
+        elif att.control == "linformer":
+            out[f"{p}.attn.linformer_proj"] = (h, att.slots, att.max_positions)
     elif att.kind == "rfa":
         out[f"{p}.attn.rfa_random"] = (h, att.features, d)
         out[f"{p}.attn.rfa_sigma"] = (h, d)

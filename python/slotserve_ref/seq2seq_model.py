@@ -64,8 +64,9 @@ class Encoder(nn.Module):
 class DecoderBlock(Block):
     """h += o(self(attn_norm h)); h += cross.o(cross(cross_norm h, X)); h += ffn(ffn_norm h)."""
 
-    def __init__(self, cfg: Seq2seqConfig):
-        super().__init__(cfg.decoder_view())
+    def __init__(self, cfg: Seq2seqConfig, layer: int = 0):
+        """`layer`: the decoder layer's 0-based index (abc's random control draws by it)."""
+        super().__init__(cfg.decoder_view(), layer=layer)
         self.cross_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
         self.cross = CROSS_ATTENTION_CLASSES[cfg.cross_attention.kind](cfg)
 
@@ -87,7 +88,7 @@ class DecoderBlock(Block):
 class Decoder(nn.Module):
     def __init__(self, cfg: Seq2seqConfig):
         super().__init__()
-        self.layers = nn.ModuleList(DecoderBlock(cfg) for _ in range(cfg.decoder.n_layers))
+        self.layers = nn.ModuleList(DecoderBlock(cfg, i) for i in range(cfg.decoder.n_layers))
         self.final_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
 
 
