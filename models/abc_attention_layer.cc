@@ -1,4 +1,5 @@
-// ABC: the fused projection is [q | k | v | memory logits (slot_proj, H*M)].
+// ABC with the learned exp control: the fused projection is [q | k | v | memory logits
+// (slot_proj, H*M)]. The other controls are abc_control_attention_layer.cc.
 #include "kernels/abc_attention.h"
 #include "models/attention_layer.h"
 
@@ -21,8 +22,11 @@ class AbcAttentionLayer final
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(
-    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& /*file*/,
-    const std::string& /*attention_prefix*/) {
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix) {
+  if (config.attention.control != MemoryControl::kLearnedExp) {
+    return CreateAbcControlAttentionLayer(config, backend, file, attention_prefix);
+  }
   return std::make_unique<AbcAttentionLayer>(config, backend);
 }
 

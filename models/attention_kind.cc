@@ -10,6 +10,7 @@
 #include "kernels/luna_attention.h"
 #include "kernels/rfa_attention.h"
 #include "kernels/softmax_attention.h"
+#include "models/abc_controls.h"
 #include "models/attention_layer.h"
 #include "models/json_fields.h"
 
@@ -49,14 +50,9 @@ std::vector<InputProjection> QueryKeyValue(const ModelConfig& config) {
 
 std::vector<AttentionTensor> NoConstants(const ModelConfig& /*config*/) { return {}; }
 
-// ---------------------------------------------------------------------------------------- ABC
-
-std::vector<InputProjection> AbcInputProjections(const ModelConfig& config) {
-  std::vector<InputProjection> projections = QueryKeyValue(config);
-  projections.push_back(
-      {"slot_proj", static_cast<int64_t>(config.n_heads) * config.attention.memory_rows});
-  return projections;
-}
+int64_t NoContextLimit(const AttentionConfig& /*attention*/) { return 0; }
+// A KV cache holds one row per token, so its memory size is the longest context.
+int64_t SoftmaxContextLimit(const AttentionConfig& attention) { return attention.max_context; }
 
 // ---------------------------------------------------------------------------------------- RFA
 
@@ -111,11 +107,13 @@ const std::vector<AttentionKindDescription>& Table() {
        .max_memory_size = kMaxRecurrentMemory,
        .memory_phrase = "$0 slots",
        .memory_is_context = false,
-       .option_keys = {},
-       .parse_options = nullptr,
+       .option_keys = AbcOptionKeys(),
+       .parse_options = ParseAbcOptions,
+       .context_limit = AbcContextLimit,
+       .describe_options = DescribeAbcControl,
        .state_floats_per_layer = kernels::AbcStateFloatsPerLayer,
        .input_projections = AbcInputProjections,
-       .constant_tensors = NoConstants,
+       .constant_tensors = AbcConstants,
        // K~, V~ updates, scores, output: 4 M x d multiply-adds.
        .flops_per_memory_element = 8,
        .create_layer = CreateAbcAttentionLayer},
@@ -128,6 +126,8 @@ const std::vector<AttentionKindDescription>& Table() {
        .memory_is_context = false,
        .option_keys = {"gate", "feature_scale", "eps", "norm_eps", "layout"},
        .parse_options = ParseRfaOptions,
+       .context_limit = NoContextLimit,
+       .describe_options = nullptr,
        .state_floats_per_layer = kernels::RfaStateFloatsPerLayer,
        .input_projections = RfaInputProjections,
        .constant_tensors = RfaConstants,
@@ -143,6 +143,8 @@ const std::vector<AttentionKindDescription>& Table() {
        .memory_is_context = false,
        .option_keys = {"activation", "tie_kv"},
        .parse_options = ParseLunaOptions,
+       .context_limit = NoContextLimit,
+       .describe_options = nullptr,
        .state_floats_per_layer = kernels::LunaStateFloatsPerLayer,
        .input_projections = LunaInputProjections,
        .constant_tensors = LunaConstants,
@@ -158,6 +160,8 @@ const std::vector<AttentionKindDescription>& Table() {
        .memory_is_context = true,
        .option_keys = {},
        .parse_options = nullptr,
+       .context_limit = SoftmaxContextLimit,
+       .describe_options = nullptr,
        .state_floats_per_layer = kernels::SoftmaxStateFloatsPerLayer,
        .input_projections = QueryKeyValue,
        .constant_tensors = NoConstants,
@@ -198,8 +202,14 @@ std::string DescribeAttentionMemory(const AttentionConfig& attention) {
                           AttentionMemorySize(attention));
 }
 
+int64_t AttentionContextLimit(const AttentionConfig& attention) {
+  return DescribeAttentionKind(attention.kind).context_limit(attention);
+}
+
 std::string DescribeAttention(const AttentionConfig& attention) {
-  return absl::StrCat(AttentionKindName(attention.kind), ", ", DescribeAttentionMemory(attention));
+  const AttentionKindDescription& kind = DescribeAttentionKind(attention.kind);
+  return absl::StrCat(kind.name, ", ", DescribeAttentionMemory(attention),
+                      kind.describe_options != nullptr ? kind.describe_options(attention) : "");
 }
 
 namespace {

@@ -60,6 +60,12 @@ struct AttentionKindDescription {
   std::vector<std::string> option_keys;
   absl::Status (*parse_options)(JsonFields& fields, AttentionConfig& attention);
 
+  // The longest context a request may reach, or 0 for none (bounded only by positions staying
+  // int32): softmax's max_context, abc's linformer and compressive controls.
+  int64_t (*context_limit)(const AttentionConfig& attention);
+  // What the start-up line adds after the memory (", window control"; null: nothing).
+  std::string (*describe_options)(const AttentionConfig& attention);
+
   // Floats of one layer's state for one request (the kernel header's layout).
   int64_t (*state_floats_per_layer)(int heads, int head_dim, int memory_size);
 
@@ -90,7 +96,10 @@ int AttentionMemorySize(const AttentionConfig& attention);
 int AttentionMemoryAtContext(const AttentionConfig& attention, int context);
 // "32 slots", "32 random features", "projected length 32", "KV cache up to 512 tokens".
 std::string DescribeAttentionMemory(const AttentionConfig& attention);
-// The start-up line's attention: "abc, 32 slots".
+// The longest context of `attention`'s kind and options, 0 when unbounded.
+int64_t AttentionContextLimit(const AttentionConfig& attention);
+// The start-up line's attention: "abc, 32 slots" (plus the options that change its math:
+// "abc, 32 slots, window control").
 std::string DescribeAttention(const AttentionConfig& attention);
 
 // Floats of one layer's state for one request, and the bytes of all layers: what the state

@@ -102,6 +102,10 @@ absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAttentionLayer(
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcAttentionLayer(
     const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
     const std::string& attention_prefix);
+// abc with a control other than the learned exp one (abc_control_attention_layer.cc).
+absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateAbcControlAttentionLayer(
+    const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
+    const std::string& attention_prefix);
 absl::StatusOr<std::unique_ptr<AttentionLayer>> CreateRfaAttentionLayer(
     const ModelConfig& config, kernels::Backend backend, const SafetensorsFile& file,
     const std::string& attention_prefix);

@@ -18,6 +18,9 @@ class JsonFields {
   // `object` must outlive this. `path_prefix` is "" at the top level, "attention." inside it.
   JsonFields(const nlohmann::json& object, std::string source, std::string path_prefix);
 
+  // Whether the object has `key`: for the optional keys (everything else is required).
+  bool Has(const std::string& key) const { return object_.contains(key); }
+
   absl::StatusOr<int64_t> Integer(const std::string& key, int64_t min, int64_t max);
   absl::StatusOr<double> Number(const std::string& key);
   absl::StatusOr<bool> Bool(const std::string& key);

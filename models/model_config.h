@@ -12,10 +12,26 @@ namespace slotserve::models {
 // Each kind's name, memory size, keys, state and tensors: models/attention_kind.h.
 enum class AttentionKind { kAbc, kRfa, kLuna, kSoftmax };
 
+// abc's memory control, config.json's attention.control and (for learned) attention.activation
+// (docs/ABC_CONTROLS.md). kLearnedExp is today's default.
+enum class MemoryControl {
+  kLearnedExp,
+  kLearnedRelu,
+  kLearnedSigmoid,
+  kWindow,
+  kLinformer,
+  kCompressive,
+  kRandom
+};
+
 struct AttentionConfig {
   AttentionKind kind = AttentionKind::kAbc;
   // abc: M, the rows of its memory (config.json key "slots"; not the server's state slots)
   int memory_rows = 0;
+  MemoryControl control = MemoryControl::kLearnedExp;
+  int max_positions = 0;  // linformer: N, the columns of linformer_proj
+  int stride = 0;         // compressive: c
+  uint64_t seed = 0;      // random
   // rfa
   int features = 0;  // D
   bool gate = false;

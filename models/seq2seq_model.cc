@@ -88,9 +88,8 @@ int64_t Seq2seqModel::state_bytes_per_request() const {
 }
 
 int32_t Seq2seqModel::max_positions() const {
-  if (DescribeAttentionKind(config_.decoder.attention.kind).memory_is_context) {
-    return AttentionMemorySize(config_.decoder.attention);
-  }
+  const int64_t limit = AttentionContextLimit(config_.decoder.attention);
+  if (limit > 0) return static_cast<int32_t>(limit);
   return std::numeric_limits<int32_t>::max() - config_.decoder.position_offset;
 }
 

@@ -66,10 +66,9 @@ int64_t TransformerModel::state_bytes_per_request() const {
 }
 
 int32_t TransformerModel::max_positions() const {
-  // A KV cache holds one row per token, so its memory size is the longest context.
-  if (DescribeAttentionKind(config_.attention.kind).memory_is_context) {
-    return AttentionMemorySize(config_.attention);
-  }
+  // A KV cache's rows, or a control's positions (abc linformer / compressive).
+  const int64_t limit = AttentionContextLimit(config_.attention);
+  if (limit > 0) return static_cast<int32_t>(limit);
   // Bounded only by the position fed to the embedding staying an int32.
   return std::numeric_limits<int32_t>::max() - config_.position_offset;
 }

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/backend.h"
+#include "models/abc_controls.h"
 #include "models/attention_kind.h"
 
 namespace slotserve::server {
@@ -32,6 +33,11 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   info.set_attention_kind(kind.name);
   info.set_attention_memory_size(models::AttentionMemorySize(config.attention));
   info.set_attention_memory_unit(kind.memory_size_key);
+  if (config.attention.kind == models::AttentionKind::kAbc) {
+    info.set_attention_control(models::AbcControlName(config.attention.control));
+    info.set_attention_control_activation(
+        models::AbcControlActivationName(config.attention.control));
+  }
   info.set_vocab_size(config.vocab_size);
   info.set_d_model(config.d_model);
   info.set_n_layers(config.n_layers);

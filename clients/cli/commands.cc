@@ -215,6 +215,12 @@ int RunInfo(const CliContext& context) {
       info.max_n(), info.max_beam_width(), info.prefix_block(),
       static_cast<long long>(info.prefix_cache_bytes_limit()),
       static_cast<long long>(info.session_memory_bytes_limit()), info.session_ttl_seconds());
+  if (!info.attention_control().empty()) {  // abc: which memory control (docs/ABC_CONTROLS.md)
+    const bool learned = !info.attention_control_activation().empty();
+    std::printf("memory control:          %s%s%s%s\n", info.attention_control().c_str(),
+                learned ? " (" : "", info.attention_control_activation().c_str(),
+                learned ? ")" : "");
+  }
   PrintSeq2seqInfo(info, stdout);
   return 0;
 }

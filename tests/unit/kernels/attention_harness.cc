@@ -22,11 +22,23 @@ std::vector<float> HostConstants(const AttentionVariant& v) {
                           -3.0f, 3.0f);
     case AttentionKind::kLuna:  // pq is already divided by sqrt(d)
       return RandomFloats(v.size * model_dim, kConstantsSeed, -0.5f, 0.5f);
+    case AttentionKind::kAbcControl:  // linformer's W [H, M, N]: weights of either sign
+      if (v.abc_control != AbcControl::kLinformer) return {};
+      return RandomFloats(static_cast<std::size_t>(v.heads) * v.size * kLinformerPositions,
+                          kConstantsSeed, -1.0f, 1.0f);
     case AttentionKind::kAbc:
     case AttentionKind::kSoftmax:
       return {};
   }
   return {};
+}
+
+AttentionVariant ControlVariant(const std::string& name, AbcControl control, int heads,
+                                int head_dim, int memory_rows, int stride = 1) {
+  AttentionVariant v{name, AttentionKind::kAbcControl, heads, head_dim, memory_rows};
+  v.abc_control = control;
+  v.abc_stride = stride;
+  return v;
 }
 
 }  // namespace
@@ -59,6 +71,18 @@ std::vector<AttentionVariant> AllAttentionVariants() {
   }
   AttentionVariant luna_bundled{"luna_bundled", AttentionKind::kLuna, 4, 64, 16};
   variants.push_back(luna_bundled);
+  // The other ABC controls: the ring wraps (M = 7 < the tests' lengths), compressive rows fill
+  // one after the other (stride 4 over 7 rows: 28 positions, more than the tests feed) and
+  // random rows repeat.
+  variants.push_back(ControlVariant("abc_window_small", AbcControl::kWindow, 3, 5, 7));
+  variants.push_back(ControlVariant("abc_window_odd", AbcControl::kWindow, 2, 45, 33));
+  variants.push_back(ControlVariant("abc_window_bundled", AbcControl::kWindow, 4, 64, 32));
+  variants.push_back(ControlVariant("abc_relu_small", AbcControl::kRelu, 3, 5, 7));
+  variants.push_back(ControlVariant("abc_sigmoid_small", AbcControl::kSigmoid, 3, 5, 7));
+  variants.push_back(ControlVariant("abc_linformer_small", AbcControl::kLinformer, 3, 5, 7));
+  variants.push_back(ControlVariant("abc_compressive_small", AbcControl::kCompressive, 3, 5, 7, 4));
+  variants.push_back(ControlVariant("abc_random_small", AbcControl::kRandom, 3, 5, 7));
+  variants.push_back(ControlVariant("abc_random_bundled", AbcControl::kRandom, 4, 64, 32));
   return variants;
 }
 
@@ -66,6 +90,8 @@ int64_t StateFloatsPerLayer(const AttentionVariant& v) {
   switch (v.kind) {
     case AttentionKind::kAbc:
       return AbcStateFloatsPerLayer(v.heads, v.head_dim, v.size);
+    case AttentionKind::kAbcControl:
+      return AbcControlStateFloatsPerLayer(v.heads, v.head_dim, v.size);
     case AttentionKind::kRfa:
       return RfaStateFloatsPerLayer(v.heads, v.head_dim, v.size);
     case AttentionKind::kLuna:
@@ -89,6 +115,8 @@ int AttentionLayer::ExtraColumns() const {
       return model_dim();  // pc
     case AttentionKind::kSoftmax:
       return 0;
+    case AttentionKind::kAbcControl:  // memory logits for the learned relu/sigmoid controls
+      return AbcControlNormalises(variant_.abc_control) ? variant_.heads * variant_.size : 0;
   }
   return 0;
 }
@@ -97,7 +125,8 @@ int64_t AttentionLayer::in_stride() const { return 3LL * model_dim() + ExtraColu
 
 std::vector<float> AttentionLayer::RandomInputs(int rows, uint32_t seed) const {
   std::vector<float> inputs = RandomFloats(rows * in_stride(), seed, -1.5f, 1.5f);
-  if (variant_.kind == AttentionKind::kAbc) {  // memory logits over a wider range
+  if (variant_.kind == AttentionKind::kAbc ||
+      variant_.kind == AttentionKind::kAbcControl) {  // memory logits over a wider range
     for (int r = 0; r < rows; ++r) {
       for (int c = 0; c < ExtraColumns(); ++c) inputs[r * in_stride() + 3 * model_dim() + c] *= 3;
     }
@@ -131,6 +160,32 @@ void AttentionLayer::Run(const float* inputs, int rows, float* out, const Target
         LaunchAbcPrefill(backend_, p, target);
       } else {
         LaunchAbcStep(backend_, p, target);
+      }
+      return;
+    }
+    case AttentionKind::kAbcControl: {
+      AbcControlParams p;
+      p.rows = rows;
+      p.heads = v.heads;
+      p.head_dim = v.head_dim;
+      p.memory_rows = v.size;
+      p.q = q;
+      p.k = k;
+      p.v = value;
+      p.in_stride = in_stride();
+      p.out = out;
+      p.out_stride = out_stride();
+      p.control = v.abc_control;
+      if (AbcControlNormalises(v.abc_control)) p.memory_logits = extra;
+      p.linformer = constants_.data();
+      p.max_positions = kLinformerPositions;
+      p.stride = v.abc_stride;
+      p.seed = 7;
+      p.layer = 1;
+      if constexpr (kPrefill) {
+        LaunchAbcControlPrefill(backend_, p, target);
+      } else {
+        LaunchAbcControlStep(backend_, p, target);
       }
       return;
     }

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/abc_control_attention.h"
 #include "kernels/backend.h"
 #include "kernels/luna_attention.h"
 #include "kernels/recurrent_state.h"
@@ -23,7 +24,11 @@ constexpr float kRfaEps = 0.05f;
 // Output padding is pre-filled with this; kernels must leave it alone.
 constexpr float kOutputSentinel = -12345.0f;
 
-enum class AttentionKind { kAbc, kRfa, kLuna, kSoftmax };
+// kAbcControl: ABC with a control other than the learned exp one (abc_control_attention.h).
+enum class AttentionKind { kAbc, kRfa, kLuna, kSoftmax, kAbcControl };
+
+// The linformer variants' W has this many columns (positions); every test stays below it.
+constexpr int kLinformerPositions = 64;
 
 struct AttentionVariant {
   std::string name;
@@ -35,6 +40,8 @@ struct AttentionVariant {
   bool rfa_interleave = false;
   LunaActivation luna_activation = LunaActivation::kSoftplus;
   bool luna_tie_kv = false;
+  AbcControl abc_control = AbcControl::kWindow;
+  int abc_stride = 1;  // compressive: size * abc_stride positions, more than any test feeds
 };
 
 // gtest prints parameters with this (names instead of raw bytes).
@@ -46,7 +53,8 @@ std::vector<AttentionVariant> AllAttentionVariants();
 int64_t StateFloatsPerLayer(const AttentionVariant& variant);
 
 // One attention layer of a variant on one backend, with its per-layer constants (RFA
-// projection, Luna pq) in that backend's memory. Pointers passed in are device pointers.
+// projection, Luna pq, linformer W) in that backend's memory. Pointers passed in are device
+// pointers.
 class AttentionLayer {
  public:
   AttentionLayer(const AttentionVariant& variant, Backend backend);
