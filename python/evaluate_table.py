@@ -20,10 +20,23 @@ BEGIN = "<!-- perplexity-table:begin -->"
 END = "<!-- perplexity-table:end -->"
 
 
+def abc_control(attention: dict) -> str:
+    """abc's memory control (docs/ABC_CONTROLS.md) when it is not the default learned exp one:
+    the perplexity table compares controls at an equal number of slots."""
+    control = attention.get("control", "learned")
+    if control == "learned":
+        activation = attention.get("activation", "exp")
+        return "" if activation == "exp" else f", learned {activation} control"
+    detail = {"linformer": f" over {attention.get('max_positions')} positions",
+              "compressive": f", stride {attention.get('stride')}",
+              "random": f", seed {attention.get('seed')}"}.get(control, "")
+    return f", {control} control{detail}"
+
+
 def memory_size(attention: dict) -> str:
     kind = attention["kind"]
     if kind == "abc":
-        return f"{attention['slots']} slots"
+        return f"{attention['slots']} slots" + abc_control(attention)
     if kind == "rfa":
         return f"{attention['features']} random features" + (" (gated)" if attention["gate"] else "")
     if kind == "luna":

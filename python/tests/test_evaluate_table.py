@@ -36,6 +36,19 @@ class EvaluateTableTest(unittest.TestCase):
                          ["kjv-abc-m8", "kjv-abc-m16", "kjv-abc-m64", "kjv-rfa-d32",
                           "kjv-luna-l32", "kjv-softmax-c512"])
 
+    def test_abc_controls_are_named_next_to_their_slots(self):
+        self.assertEqual(evaluate_table.memory_size({"kind": "abc", "slots": 32}), "32 slots")
+        self.assertEqual(evaluate_table.memory_size({"kind": "abc", "slots": 32,
+                                                     "control": "window"}),
+                         "32 slots, window control")
+        self.assertEqual(evaluate_table.memory_size({"kind": "abc", "slots": 32,
+                                                     "control": "learned",
+                                                     "activation": "relu"}),
+                         "32 slots, learned relu control")
+        self.assertEqual(evaluate_table.memory_size({"kind": "abc", "slots": 32,
+                                                     "control": "compressive", "stride": 8}),
+                         "32 slots, compressive control, stride 8")
+
     def test_equal_budget_note_only_when_every_model_had_the_same_steps(self):
         same, _ = evaluate_table.table([row("kjv-abc-m8"), row("kjv-rfa-d32")], 0.005)
         self.assertIn("same 1500 steps (1,536,000 tokens)", same)
