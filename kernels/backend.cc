@@ -29,6 +29,8 @@ const char* DTypeName(DType dtype) {
       return "F16";
     case DType::kBF16:
       return "BF16";
+    case DType::kI8:
+      return "I8";
   }
   return "unknown";
 }
@@ -40,6 +42,8 @@ std::size_t DTypeSize(DType dtype) {
     case DType::kF16:
     case DType::kBF16:
       return 2;
+    case DType::kI8:
+      return 1;
   }
   return 0;
 }

@@ -10,7 +10,9 @@
 namespace slotserve::kernels {
 
 enum class Backend { kReference, kCpu, kCuda };
-enum class DType { kF32, kF16, kBF16 };
+// kI8: signed int8 with one F32 scale per row (per output channel of a linear layer, per
+// vocabulary row of an embedding), value = q * scale; only the ops that take a scale read it.
+enum class DType { kF32, kF16, kBF16, kI8 };
 
 // cudaStream_t on the CUDA backend; ignored by the host backends. Kept opaque so that
 // host-only code never includes CUDA headers.

@@ -10,6 +10,8 @@ namespace slotserve::kernels {
 struct EmbeddingParams {
   const void* table = nullptr;  // [vocab, dim] in `table_dtype`
   DType table_dtype = DType::kF32;
+  // I8 only: row v is table[v, :] * table_scale[v], [vocab].
+  const float* table_scale = nullptr;
   int vocab = 0;
   int dim = 0;
   const int32_t* tokens = nullptr;  // [rows], each in [0, vocab); validated by the caller

@@ -13,8 +13,10 @@ struct LinearParams {
   int64_t x_stride = 0;
   int rows = 0;
   int in_features = 0;
-  const void* weight = nullptr;  // [out_features, in_features], row-major, in weight_dtype
-  DType weight_dtype = DType::kF32;  // F32, F16 or BF16 on every backend
+  const void* weight = nullptr;      // [out_features, in_features], row-major, in weight_dtype
+  DType weight_dtype = DType::kF32;  // F32, F16, BF16 or I8 on every backend
+  // I8 only: W[o, i] = weight[o, i] * weight_scale[o] (per output channel), [out_features].
+  const float* weight_scale = nullptr;
   int out_features = 0;
   const float* bias = nullptr;  // [out_features] or null
   float* y = nullptr;           // [rows, y_stride]; must not alias x

@@ -18,6 +18,7 @@ void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMat
   params.in_features = weight.cols;
   params.weight = weight.buffer.data();
   params.weight_dtype = weight.dtype;
+  params.weight_scale = weight.scale.as<float>();
   params.out_features = weight.rows;
   params.bias = bias;
   params.y = y;
@@ -54,6 +55,7 @@ void EmbedTokens(kernels::Backend backend, kernels::Stream stream, const ModelCo
   kernels::EmbeddingParams embedding;
   embedding.table = table.buffer.data();
   embedding.table_dtype = table.dtype;
+  embedding.table_scale = table.scale.as<float>();
   embedding.vocab = config.vocab_size;
   embedding.dim = width;
   embedding.tokens = scratch.tokens();

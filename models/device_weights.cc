@@ -15,12 +15,21 @@ absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
     matrix.rows += static_cast<int>(part->shape.front());
     same_dtype = same_dtype && part->dtype == parts.front()->dtype;
   }
-  // Every backend's linear and embedding ops read F16/BF16 directly (widening in registers),
-  // so 16-bit matrices stay 16-bit: half the memory and half the bytes a decode step streams.
-  // Parts of different dtypes (an unusual file) are widened to one F32 matrix.
+  // Every backend's linear and embedding ops read F16/BF16/I8 directly (widening in
+  // registers), so narrow matrices stay narrow: a half or a quarter of the memory and of the
+  // bytes a decode step streams. Parts of different dtypes are widened to one F32 matrix (I8
+  // times its scales).
   const bool keep_file_dtype = same_dtype;
   matrix.dtype = keep_file_dtype ? parts.front()->dtype : kernels::DType::kF32;
 
+  if (matrix.dtype == kernels::DType::kI8) {  // the parts' row scales, stacked as the rows
+    std::vector<float> scales;
+    for (const SafetensorsTensor* part : parts) {
+      const std::vector<float> part_scales = part->row_scale->ToFloat32();
+      scales.insert(scales.end(), part_scales.begin(), part_scales.end());
+    }
+    SLOTSERVE_ASSIGN_OR_RETURN(matrix.scale, UploadFloats(backend, scales));
+  }
   const size_t element_bytes = kernels::DTypeSize(matrix.dtype);
   std::vector<uint8_t> host(static_cast<size_t>(matrix.rows) * matrix.cols * element_bytes);
   size_t offset = 0;

@@ -1,7 +1,7 @@
 // Weights copied from the memory-mapped file to a backend's device, in the form the kernels
-// read: matrices keep the file's dtype (F32, F16 or BF16: every backend's linear and embedding
-// ops read 16-bit weights directly, widening them as they compute in F32); vectors (biases,
-// norm parameters, precomputed constants) are always F32.
+// read: matrices keep the file's dtype (F32, F16, BF16 or I8 with its row scales: every
+// backend's linear and embedding ops read narrow weights directly, widening them as they
+// compute in F32); vectors (biases, norm parameters, precomputed constants) are always F32.
 #pragma once
 
 #include <span>
@@ -17,6 +17,7 @@ namespace slotserve::models {
 struct DeviceMatrix {
   kernels::DeviceBuffer buffer;
   kernels::DType dtype = kernels::DType::kF32;
+  kernels::DeviceBuffer scale;  // I8: the rows' scales, F32 [rows]; empty otherwise
   int rows = 0;
   int cols = 0;
 };

@@ -14,9 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "kernels/float16.h"
 #include "models/json_document.h"
-#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {
@@ -27,6 +27,7 @@ absl::StatusOr<kernels::DType> ParseDType(std::string_view name) {
   if (name == "F32") return kernels::DType::kF32;
   if (name == "F16") return kernels::DType::kF16;
   if (name == "BF16") return kernels::DType::kBF16;
+  if (name == "I8") return kernels::DType::kI8;
   return absl::InvalidArgumentError("");
 }
 
@@ -75,6 +76,11 @@ float SafetensorsTensor::ElementAsFloat32(int64_t index) const {
       std::memcpy(&bits, data + index * 2, sizeof(bits));
       return dtype == kernels::DType::kF16 ? kernels::HalfToFloat(bits)
                                            : kernels::BFloat16ToFloat(bits);
+    }
+    case kernels::DType::kI8: {
+      const float value = static_cast<float>(static_cast<int8_t>(data[index]));
+      if (row_scale == nullptr) return value;
+      return value * row_scale->ElementAsFloat32(index / shape.back());
     }
   }
   return 0.0f;
@@ -125,6 +131,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(
   }
   file->mapping_ = static_cast<const uint8_t*>(mapping);
   SLOTSERVE_RETURN_IF_ERROR(file->ParseHeader());
+  SLOTSERVE_RETURN_IF_ERROR(file->LinkRowScales());
   return file;
 }
 
@@ -208,8 +215,8 @@ absl::Status SafetensorsFile::ParseHeader() {
     }
     auto parsed_dtype = ParseDType(dtype.get<std::string>());
     if (!parsed_dtype.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " has dtype ", JsonForMessage(dtype), ", expected F32, F16 or BF16"));
+      return absl::InvalidArgumentError(absl::StrCat(where, " has dtype ", JsonForMessage(dtype),
+                                                     ", expected F32, F16, BF16 or I8"));
     }
     tensor.dtype = *parsed_dtype;
 
@@ -276,6 +283,35 @@ absl::Status SafetensorsFile::ParseHeader() {
                        furthest->first.second, ") and [", begin, ", ", end, ")"));
     }
     if (furthest == nullptr || end > furthest->first.second) furthest = &range;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SafetensorsFile::LinkRowScales() {
+  for (auto& [name, tensor] : tensors_) {
+    if (tensor.dtype != kernels::DType::kI8) continue;
+    if (tensor.shape.size() != 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source_, ": tensor ", name, " is I8 with shape ", ShapeString(tensor.shape),
+          ": only matrices (2 dimensions) may be stored as int8, with per-row scales"));
+    }
+    const std::string scale_name = name + "_scale";
+    auto found = tensors_.find(scale_name);
+    if (found == tensors_.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source_, ": tensor ", name, " is I8 but has no per-row scales: expected ",
+                       scale_name, " (F32, shape [", tensor.shape[0], "])"));
+    }
+    SafetensorsTensor& scale = found->second;
+    if (scale.dtype != kernels::DType::kF32 ||
+        scale.shape != std::vector<int64_t>{tensor.shape[0]}) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(source_, ": tensor ", scale_name, " is ", kernels::DTypeName(scale.dtype),
+                       " ", ShapeString(scale.shape), ", expected F32 [", tensor.shape[0],
+                       "]: the per-row scales of ", name));
+    }
+    scale.is_row_scale = true;
+    tensor.row_scale = &scale;
   }
   return absl::OkStatus();
 }

@@ -23,9 +23,14 @@ struct SafetensorsTensor {
   std::vector<int64_t> shape;
   const uint8_t* data = nullptr;  // inside the mapping; not necessarily aligned
   int64_t bytes = 0;
+  // I8 (int8 weights, docs/MODEL_FORMAT.md): the matrix's per-row scales, the F32 tensor
+  // "<name>_scale" [rows]; element [r, c] is q[r, c] * scale[r]. Linked and checked by Open.
+  const SafetensorsTensor* row_scale = nullptr;
+  // True for such a scale tensor: it belongs to its matrix, not to the model's tensor list.
+  bool is_row_scale = false;
 
   int64_t num_elements() const;
-  // The values as float32 (F16 / BF16 widened exactly).
+  // The values as float32 (F16 / BF16 widened exactly, I8 times its row's scale).
   std::vector<float> ToFloat32() const;
   // Element i as float32, read without assuming alignment.
   float ElementAsFloat32(int64_t index) const;
@@ -50,6 +55,9 @@ class SafetensorsFile {
  private:
   SafetensorsFile() = default;
   absl::Status ParseHeader();
+  // Gives every I8 tensor its "<name>_scale" (refusing an I8 tensor that is not a matrix or
+  // lacks a well-formed scale).
+  absl::Status LinkRowScales();
 
   std::string source_;
   const uint8_t* mapping_ = nullptr;

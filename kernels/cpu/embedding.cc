@@ -1,4 +1,4 @@
-// cpu embedding lookup: scaled row copies; F16/BF16 tables are widened on the fly.
+// cpu embedding lookup: scaled row copies; F16/BF16/I8 tables are widened on the fly.
 #include "kernels/embedding.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
@@ -14,8 +14,11 @@ void LaunchEmbedding<Backend::kCpu>(const EmbeddingParams& p, Stream /*stream*/)
       cpu::Scale(p.scale, static_cast<const float*>(p.table) + row_start, out, p.dim);
       continue;
     }
+    // I8: the row's scale folds into the embedding scale.
+    const float scale =
+        p.table_dtype == DType::kI8 ? p.scale * p.table_scale[p.tokens[r]] : p.scale;
     for (int c = 0; c < p.dim; ++c) {
-      out[c] = p.scale * host::LoadAsFloat(p.table, p.table_dtype, row_start + c);
+      out[c] = scale * host::LoadAsFloat(p.table, p.table_dtype, row_start + c);
     }
   }
 }

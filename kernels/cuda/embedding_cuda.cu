@@ -1,5 +1,6 @@
 // CUDA embedding lookup: one block per token row, threads across the embedding dimension;
-// F16/BF16 tables are widened exactly to float before the scale.
+// F16/BF16 tables are widened exactly to float before the scale; I8 rows are also multiplied by
+// their row scale.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -24,13 +25,19 @@ template <>
 __device__ __forceinline__ float Widen(__nv_bfloat16 value) {
   return __bfloat162float(value);
 }
+template <>
+__device__ __forceinline__ float Widen(int8_t value) {
+  return static_cast<float>(value);
+}
 
 template <typename T>
 __global__ void EmbeddingKernel(const T* __restrict__ table, int dim,
                                 const int32_t* __restrict__ tokens, float scale,
-                                float* __restrict__ out, int64_t out_stride) {
+                                const float* __restrict__ row_scales, float* __restrict__ out,
+                                int64_t out_stride) {
   const int row = blockIdx.x;
   const T* source = table + static_cast<int64_t>(tokens[row]) * dim;
+  if (row_scales != nullptr) scale *= row_scales[tokens[row]];
   float* target = out + row * out_stride;
   for (int c = threadIdx.x; c < dim; c += blockDim.x) target[c] = scale * Widen(source[c]);
 }
@@ -38,7 +45,8 @@ __global__ void EmbeddingKernel(const T* __restrict__ table, int dim,
 template <typename T>
 void Launch(const EmbeddingParams& p, cudaStream_t stream) {
   EmbeddingKernel<T><<<p.rows, cuda::kElementwiseThreads, 0, stream>>>(
-      static_cast<const T*>(p.table), p.dim, p.tokens, p.scale, p.out, p.out_stride);
+      static_cast<const T*>(p.table), p.dim, p.tokens, p.scale,
+      p.table_dtype == DType::kI8 ? p.table_scale : nullptr, p.out, p.out_stride);
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -55,6 +63,8 @@ void LaunchEmbedding<Backend::kCuda>(const EmbeddingParams& p, Stream stream) {
       return Launch<__half>(p, s);
     case DType::kBF16:
       return Launch<__nv_bfloat16>(p, s);
+    case DType::kI8:
+      return Launch<int8_t>(p, s);
   }
 }
 

@@ -13,6 +13,8 @@
 // and an epilogue adds the two halves, the bias and the residual: y = W.hi + W.lo + b (+ y).
 // That keeps about 22 (F16) or 16 (BF16) bits of x, so the result matches the fp32 reference
 // to ~1e-6 relative while the weights stay 16-bit in memory. F16 needs |x| < 65504.
+//
+// I8 weights (per-output-row scales): int8_linear_cuda.cu.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -21,6 +23,7 @@
 
 #include "kernels/cuda/cublas_context.cuh"
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/int8_linear.cuh"
 #include "kernels/cuda/launch_shape.cuh"
 #include "kernels/cuda/stream_scratch.cuh"
 #include "kernels/linear.h"
@@ -151,6 +154,8 @@ void LaunchLinear<Backend::kCuda>(const LinearParams& p, Stream stream) {
       return Linear16<__half>(p, CUDA_R_16F, s);
     case DType::kBF16:
       return Linear16<__nv_bfloat16>(p, CUDA_R_16BF, s);
+    case DType::kI8:
+      return cuda::LinearInt8(p, s);
   }
 }
 

@@ -19,8 +19,15 @@ inline float LoadAsFloat(const void* data, DType dtype, int64_t index) {
       return HalfToFloat(static_cast<const uint16_t*>(data)[index]);
     case DType::kBF16:
       return BFloat16ToFloat(static_cast<const uint16_t*>(data)[index]);
+    case DType::kI8:  // the integer; the caller multiplies by the row's scale (RowScale)
+      return static_cast<float>(static_cast<const int8_t*>(data)[index]);
   }
   return 0.0f;
+}
+
+// The factor of row `row` of a matrix stored in `dtype`: its scale for I8, else 1.
+inline double RowScale(const float* scales, DType dtype, int64_t row) {
+  return dtype == DType::kI8 ? static_cast<double>(scales[row]) : 1.0;
 }
 
 // This layer's state inside `slot`'s block of the arena.

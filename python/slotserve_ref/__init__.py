@@ -9,8 +9,9 @@ Modules (run with Debian's /usr/bin/python3, PYTHONPATH=python):
                     attention_abc_controls serves abc's other memory controls (window,
                     linformer, compressive, random, learned relu/sigmoid; docs/ABC_CONTROLS.md)
   abc_controls      those controls' control vectors: rows, live rows, splitmix64 draw, limits
-  safetensors_io    safetensors read/write (F32, F16, BF16) without the safetensors package
+  safetensors_io    safetensors read/write (F32, F16, BF16, I8) without the safetensors package
   model_dir         the model directory: DESIGN §2 tensor table, save/load with checks
+  int8_weights      int8 weight-only format: which tensors, per-row quantize/dequantize, checks
   init              deterministic random initialisation (demo, tests, golden data)
   convert           CLI: checkpoint {"config", "state_dict"} -> model directory
   make_random_model CLI: (partial) config + seed -> random-weight model directory

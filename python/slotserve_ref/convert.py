@@ -3,10 +3,12 @@ checkpoint, whose config says "format": "slotserve-seq2seq", into a DESIGN §8 d
 
 The checkpoint is a torch.save of a dict with "config" (the config.json dict) and the model's
 state_dict under "state_dict" (or "model", as train.py writes it). Parameter names already are
-the safetensors names, so conversion only validates, rounds to --dtype and writes.
+the safetensors names, so conversion only validates, rounds to --dtype and writes. --dtype int8
+writes the int8 weight-only format (slotserve_ref/int8_weights.py: I8 matrices with per-row F32
+scales, everything else F32); it is refused for encoder–decoder checkpoints.
 
   PYTHONPATH=python /usr/bin/python3 -m slotserve_ref.convert CHECKPOINT --out DIR \
-      [--dtype f32|f16|bf16] [--tokenizer tokenizer.model]
+      [--dtype f32|f16|bf16|int8] [--tokenizer tokenizer.model]
 """
 
 import argparse
@@ -59,7 +61,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("checkpoint", type=Path)
     parser.add_argument("--out", type=Path, required=True, help="model directory to write")
     parser.add_argument("--dtype", choices=sorted(WEIGHT_DTYPES), default="f32",
-                        help="weight dtype in model.safetensors (default f32)")
+                        help="weight dtype in model.safetensors (default f32; int8: "
+                             "weight-only, per-row scales, decoder-only models)")
     parser.add_argument("--tokenizer", type=Path, help="SentencePiece model copied to "
                                                        "tokenizer.model")
     args = parser.parse_args(argv)

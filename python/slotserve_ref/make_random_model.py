@@ -2,7 +2,7 @@
 
   PYTHONPATH=python /usr/bin/python3 -m slotserve_ref.make_random_model \
       --config '{"vocab_size": 1000, "attention": {"kind": "rfa"}}' --seed 1 --out DIR \
-      [--dtype f16] [--tokenizer tokenizer.model] [--vocab-size N] [--gain 1.0]
+      [--dtype f32|f16|bf16|int8] [--tokenizer tokenizer.model] [--vocab-size N] [--gain 1.0]
 
 --config is JSON text or a path to a JSON file. It may be partial: missing keys take the
 defaults of the attention kind it names (slotserve_ref.config.default_config_dict); unknown keys
@@ -15,7 +15,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 import torch
 
@@ -47,16 +47,18 @@ def build_random_model(overrides: dict, seed: int, gain: float = 1.0) -> Languag
 
 
 def run_random_model_cli(argv: Optional[Sequence[str]], prog: str, description: str,
-                         build: Callable, save: Callable, describe: Callable) -> int:
+                         build: Callable, save: Callable, describe: Callable,
+                         dtypes: Iterable[str] = WEIGHT_DTYPES) -> int:
     """The command line shared by the decoder-only and the seq2seq random-model tools: `build`
     (overrides, seed, gain) -> model, `save` (model, out, dtype=, tokenizer=), `describe`
-    (config) -> the kinds named in the closing line."""
+    (config) -> the kinds named in the closing line, `dtypes` the --dtype choices."""
     parser = argparse.ArgumentParser(prog=prog, description=description)
     parser.add_argument("--config", default="{}",
                         help="config JSON text or file, possibly partial (default: all defaults)")
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--dtype", choices=sorted(WEIGHT_DTYPES), default="f32")
+    parser.add_argument("--dtype", choices=sorted(dtypes), default="f32",
+                        help="weight dtype in model.safetensors (default f32)")
     parser.add_argument("--tokenizer", type=Path, help="SentencePiece model copied to "
                                                        "tokenizer.model")
     parser.add_argument("--vocab-size", type=int, help="overrides the config's vocab_size")

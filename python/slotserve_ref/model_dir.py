@@ -2,6 +2,8 @@
 
 expected_tensors() is the table of DESIGN §2 written out independently of the nn.Module tree, so
 that save and load both check the module's state_dict against the contract by name and shape.
+Weights are stored as F32, F16 or BF16, or in the int8 weight-only format of int8_weights.py
+(I8 matrices with per-row F32 scales; decoder-only models only).
 """
 
 import shutil
@@ -11,10 +13,15 @@ from typing import Dict, Optional, Tuple, Union
 import torch
 
 from .config import ModelConfig
+from .int8_weights import Int8WeightsError, dequantize_tensors, quantize_tensors
 from .model import LanguageModel
-from .safetensors_io import load_file, save_file
+from .safetensors_io import load_file, safetensors_dtype_name, save_file
 
-WEIGHT_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+# --dtype name -> the stored dtype of the weights ("int8": of the quantized matrices only; the
+# other tensors stay F32, see int8_weights.py).
+INT8 = "int8"
+FLOAT_WEIGHT_DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+WEIGHT_DTYPES = dict(FLOAT_WEIGHT_DTYPES, **{INT8: torch.int8})
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TOKENIZER_FILE = "tokenizer.model"
@@ -113,36 +120,55 @@ def write_model_dir(config, tensors: Dict[str, torch.Tensor], out_dir: Union[str
     return out_dir
 
 
-def stored_tensors(model: torch.nn.Module, dtype: str) -> Dict[str, torch.Tensor]:
-    """The model's state_dict rounded to `dtype` (f32, f16 or bf16), ready to write."""
+def stored_tensors(model: torch.nn.Module, dtype: str,
+                   expected: Dict[str, Tuple[int, ...]]) -> Dict[str, torch.Tensor]:
+    """The model's state_dict (already checked against the tensor table `expected`) ready to
+    write: rounded to `dtype` (f32, f16 or bf16), or for int8 the quantized matrices as I8 plus
+    their `_scale` and everything else F32 (int8_weights.py)."""
     if dtype not in WEIGHT_DTYPES:
         raise ModelDirError(f"weight dtype must be one of {', '.join(WEIGHT_DTYPES)}, got {dtype!r}")
-    return {name: t.detach().to(WEIGHT_DTYPES[dtype]).contiguous()
-            for name, t in model.state_dict().items()}
+    state = {name: t.detach() for name, t in model.state_dict().items()}
+    if dtype == INT8:
+        try:
+            return quantize_tensors(state, expected)
+        except Int8WeightsError as e:
+            raise ModelDirError(str(e)) from None
+    return {name: t.to(WEIGHT_DTYPES[dtype]).contiguous() for name, t in state.items()}
 
 
 def save_model_dir(model: LanguageModel, out_dir: Union[str, Path], dtype: str = "f32",
                    tokenizer: Optional[Union[str, Path]] = None) -> Path:
-    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16 or bf16),
-    and copies `tokenizer` to tokenizer.model when given."""
-    tensors = stored_tensors(model, dtype)
-    check_tensors(model.config, tensors, "model state_dict")
+    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16, bf16, or
+    int8 weight-only), and copies `tokenizer` to tokenizer.model when given."""
+    check_tensors(model.config, model.state_dict(), "model state_dict")
+    tensors = stored_tensors(model, dtype, expected_tensors(model.config))
     return write_model_dir(model.config, tensors, out_dir, tokenizer)
 
 
 def load_model_dir(model_dir: Union[str, Path], dtype: torch.dtype = torch.float64) -> LanguageModel:
     """Loads a model directory into a LanguageModel computing in `dtype` (weights stored as F16 or
-    BF16 are widened exactly, so the model sees the rounded values)."""
+    BF16 are widened exactly, I8 matrices become q * scale computed in float64, so the model
+    sees the stored values)."""
     model_dir = Path(model_dir)
     cfg = ModelConfig.load(model_dir / CONFIG_FILE)
-    tensors = load_file(model_dir / WEIGHTS_FILE)
-    check_tensors(cfg, tensors, str(model_dir / WEIGHTS_FILE))
+    source = str(model_dir / WEIGHTS_FILE)
+    try:
+        tensors = dequantize_tensors(load_file(model_dir / WEIGHTS_FILE), expected_tensors(cfg),
+                                     source)
+    except Int8WeightsError as e:
+        raise ModelDirError(str(e)) from None
+    check_tensors(cfg, tensors, source)
     return build_from_tensors(LanguageModel, cfg, tensors, dtype)
 
 
 def build_from_tensors(model_class, cfg, tensors: Dict[str, torch.Tensor],
                        dtype: torch.dtype) -> torch.nn.Module:
-    """model_class(cfg) in `dtype` holding `tensors` (already checked), in eval mode."""
+    """model_class(cfg) in `dtype` holding `tensors` (already checked, float), in eval mode.
+    An integer tensor here would be read as its raw values: refused."""
+    for name, t in tensors.items():
+        if not t.is_floating_point():
+            raise ModelDirError(f"tensor {name} is {safetensors_dtype_name(t.dtype)}; only "
+                                f"float tensors can be loaded into the model as they are")
     model = model_class(cfg).to(dtype)
     model.load_state_dict({name: t.to(dtype) for name, t in tensors.items()}, strict=True)
     return model.eval()

@@ -5,7 +5,8 @@ Layout: an 8-byte little-endian header length N, N bytes of JSON header
 raw little-endian data, offsets relative to the data start. The byte buffer is fully indexed
 with no holes. The writer pads the header with spaces to a multiple of 8 bytes and puts wider
 dtypes first, so every tensor starts aligned to its element size when the file is
-memory-mapped (what the C++ loader does).
+memory-mapped (what the C++ loader does). I8 holds the matrices of int8 weight-only model
+directories (slotserve_ref.int8_weights); it sorts after every float dtype.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ DTYPES = {
     "F32": (torch.float32, 4),
     "F16": (torch.float16, 2),
     "BF16": (torch.bfloat16, 2),
+    "I8": (torch.int8, 1),
 }
 _NAME_OF_TORCH_DTYPE = {torch_dtype: name for name, (torch_dtype, _) in DTYPES.items()}
 # Largest header accepted when reading; real headers of our models are a few KB.
@@ -31,6 +33,11 @@ _MAX_HEADER_BYTES = 100 * 1024 * 1024
 
 class SafetensorsError(ValueError):
     """A safetensors file is malformed or holds something this reader does not support."""
+
+
+def safetensors_dtype_name(dtype: torch.dtype) -> str:
+    """The safetensors name of a torch dtype ("F32", "I8", ...; str(dtype) if unsupported)."""
+    return _NAME_OF_TORCH_DTYPE.get(dtype, str(dtype))
 
 
 def _tensor_bytes(tensor: torch.Tensor) -> bytes:
@@ -46,13 +53,13 @@ def _tensor_bytes(tensor: torch.Tensor) -> bytes:
 
 def save_file(tensors: Mapping[str, torch.Tensor], path: Union[str, Path],
               metadata: Optional[Mapping[str, str]] = None) -> None:
-    """Writes `tensors` (F32, F16 or BF16 torch tensors) to `path`."""
+    """Writes `tensors` (F32, F16, BF16 or I8 torch tensors) to `path`."""
     for name, tensor in tensors.items():
         if not isinstance(name, str) or not name or name == "__metadata__":
             raise SafetensorsError(f"invalid tensor name {name!r}")
         if tensor.dtype not in _NAME_OF_TORCH_DTYPE:
             raise SafetensorsError(f"tensor {name}: dtype {tensor.dtype} is not supported, "
-                                   f"expected one of float32, float16, bfloat16")
+                                   f"expected one of float32, float16, bfloat16, int8")
     # Wider elements first, then by name: every offset stays a multiple of its element size.
     order = sorted(tensors, key=lambda n: (-DTYPES[_NAME_OF_TORCH_DTYPE[tensors[n].dtype]][1], n))
     header: Dict[str, object] = {}
@@ -135,6 +142,8 @@ def load_file_with_metadata(path: Union[str, Path]):
         if dtype_name == "BF16":
             array = np.frombuffer(raw, dtype="<i2").astype(np.int16)
             tensor = torch.from_numpy(array.copy()).view(torch.bfloat16)
+        elif dtype_name == "I8":
+            tensor = torch.from_numpy(np.frombuffer(raw, dtype=np.int8).copy())
         else:
             array = np.frombuffer(raw, dtype="<f4" if dtype_name == "F32" else "<f2")
             tensor = torch.from_numpy(array.astype(array.dtype.newbyteorder("=")).copy())

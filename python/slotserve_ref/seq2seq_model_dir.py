@@ -2,7 +2,9 @@
 model.safetensors (+ tokenizer.model), checked tensor by tensor like the decoder-only one.
 
 expected_seq2seq_tensors() writes the DESIGN §8 table out independently of the nn.Module tree;
-the encoder and decoder blocks reuse the §2 block table of model_dir.py.
+the encoder and decoder blocks reuse the §2 block table of model_dir.py. Weights are F32, F16 or
+BF16: the int8 weight-only format (int8_weights.py) is for decoder-only models so far, and
+int8 is refused both ways with a message saying so.
 """
 
 from pathlib import Path
@@ -10,14 +12,20 @@ from typing import Dict, Optional, Tuple, Union
 
 import torch
 
-from .model_dir import (CONFIG_FILE, WEIGHTS_FILE, ModelDirError, add_linear, block_tensors,
-                        build_from_tensors, check_tensor_set, stored_tensors, write_model_dir)
+from .model_dir import (CONFIG_FILE, FLOAT_WEIGHT_DTYPES, INT8, WEIGHTS_FILE,
+                        ModelDirError, add_linear, block_tensors, build_from_tensors,
+                        check_tensor_set, stored_tensors, write_model_dir)
 from .safetensors_io import load_file
 from .seq2seq_config import Seq2seqConfig
 from .seq2seq_model import Seq2seqModel
 
-__all__ = ["ModelDirError", "expected_seq2seq_tensors", "check_seq2seq_tensors",
-           "save_seq2seq_model_dir", "load_seq2seq_model_dir"]
+__all__ = ["ModelDirError", "SEQ2SEQ_WEIGHT_DTYPES", "expected_seq2seq_tensors",
+           "check_seq2seq_tensors", "save_seq2seq_model_dir", "load_seq2seq_model_dir"]
+
+# The --dtype names a seq2seq directory can be written in (not int8 yet).
+SEQ2SEQ_WEIGHT_DTYPES = dict(FLOAT_WEIGHT_DTYPES)
+INT8_REFUSAL = ("seq2seq model directories do not support int8 weights yet (int8 is for "
+                "decoder-only models)")
 
 
 def cross_tensors(cfg: Seq2seqConfig, prefix: str) -> Dict[str, Tuple[int, ...]]:
@@ -75,10 +83,16 @@ def check_seq2seq_tensors(cfg: Seq2seqConfig, tensors: Dict[str, torch.Tensor],
 
 def save_seq2seq_model_dir(model: Seq2seqModel, out_dir: Union[str, Path], dtype: str = "f32",
                            tokenizer: Optional[Union[str, Path]] = None) -> Path:
-    """Writes config.json and model.safetensors (weights rounded to `dtype`), and copies
-    `tokenizer` to tokenizer.model when given."""
-    tensors = stored_tensors(model, dtype)
-    check_seq2seq_tensors(model.config, tensors, "model state_dict")
+    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16 or bf16),
+    and copies `tokenizer` to tokenizer.model when given."""
+    if dtype == INT8:
+        raise ModelDirError(f"{INT8_REFUSAL}; use one of {', '.join(SEQ2SEQ_WEIGHT_DTYPES)}")
+    if dtype not in SEQ2SEQ_WEIGHT_DTYPES:
+        raise ModelDirError(f"weight dtype must be one of {', '.join(SEQ2SEQ_WEIGHT_DTYPES)}, "
+                            f"got {dtype!r}")
+    expected = expected_seq2seq_tensors(model.config)
+    check_seq2seq_tensors(model.config, model.state_dict(), "model state_dict")
+    tensors = stored_tensors(model, dtype, expected)
     return write_model_dir(model.config, tensors, out_dir, tokenizer)
 
 
@@ -88,5 +102,9 @@ def load_seq2seq_model_dir(model_dir: Union[str, Path],
     model_dir = Path(model_dir)
     cfg = Seq2seqConfig.load(model_dir / CONFIG_FILE)
     tensors = load_file(model_dir / WEIGHTS_FILE)
+    int8 = sorted(name for name, t in tensors.items() if t.dtype == torch.int8)
+    if int8:
+        raise ModelDirError(f"{model_dir / WEIGHTS_FILE}: {INT8_REFUSAL}; tensor(s) "
+                            f"{', '.join(int8)} are stored as I8")
     check_seq2seq_tensors(cfg, tensors, str(model_dir / WEIGHTS_FILE))
     return build_from_tensors(Seq2seqModel, cfg, tensors, dtype)

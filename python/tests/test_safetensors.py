@@ -21,6 +21,7 @@ class SafetensorsTest(unittest.TestCase):
             "b.f32": torch.randn(3, 5, generator=gen),
             "a.f16": torch.randn(7, generator=gen).half(),
             "c.bf16": torch.randn(2, 3, 1, generator=gen).bfloat16(),
+            "0.i8": torch.randint(-128, 128, (3, 5), generator=gen, dtype=torch.int8),
             "scalarish": torch.tensor([1.5]),
             "empty": torch.zeros(0, 4),
         }
@@ -63,6 +64,12 @@ class SafetensorsTest(unittest.TestCase):
         bits = np.frombuffer(data[begin:end], "<u2").astype(np.uint32) << 16
         np.testing.assert_array_equal(bits.view(np.float32).reshape(2, 3, 1),
                                       self.tensors["c.bf16"].float().numpy())
+        # I8: one signed byte per element, after every wider dtype (even though its name sorts
+        # first)
+        begin, end = header["0.i8"]["data_offsets"]
+        np.testing.assert_array_equal(np.frombuffer(data[begin:end], np.int8).reshape(3, 5),
+                                      self.tensors["0.i8"].numpy())
+        self.assertEqual(end, len(data))
         # wider dtypes first; the data is covered without holes
         spans = sorted(tuple(e["data_offsets"]) for e in header.values() if "dtype" in e)
         self.assertEqual(spans[0][0], 0)

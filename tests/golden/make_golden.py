@@ -13,7 +13,7 @@ reference's logits for a fixed token sequence:
                                                    (the format of slotserve-generate --dump-logits)
 
 The logits come from the model as re-loaded from the written directory (so F16/BF16 variants
-use the rounded weights), computed in float64 with the recurrent token-by-token form; the
+use the rounded weights and int8 variants the dequantised q * scale), computed in float64 with the recurrent token-by-token form; the
 parallel form must agree before anything is written.
 
 Usage (from the repository root; Debian's python has torch):
@@ -57,6 +57,8 @@ VARIANTS = {
     "abc": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "f32", 11),
     "abc_f16": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "f16", 12),
     "abc_bf16": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "bf16", 13),
+    # int8 weight-only (slotserve_ref/int8_weights.py): I8 matrices + per-row F32 scales.
+    "abc_int8": ({"position_offset": 2, "attention": {"kind": "abc", "slots": 8}}, "int8", 14),
     "rfa_concat": ({"activation": "relu", "tie_embeddings": False,
                     "attention": dict(RFA, gate=False, layout="concat")}, "f32", 21),
     "rfa_gate_interleave": ({"attention": dict(RFA, gate=True, layout="interleave")}, "f32", 22),
@@ -66,6 +68,7 @@ VARIANTS = {
                          "attention": {"kind": "luna", "length": 6, "activation": "elu1",
                                        "tie_kv": True}}, "f32", 32),
     "softmax": ({"attention": {"kind": "softmax", "max_context": 64}}, "f32", 41),
+    "softmax_int8": ({"attention": {"kind": "softmax", "max_context": 64}}, "int8", 42),
     # abc's other memory controls (docs/ABC_CONTROLS.md). position_offset 2 on the positional
     # ones: their positions count the request's tokens from 0 and must not include it.
     "abc_window": ({"position_offset": 2,

@@ -143,6 +143,12 @@ def load_checkpoint(model_dir: Union[str, Path], dtype: torch.dtype = torch.floa
     model_dir = Path(model_dir)
     cfg = FlaConfig.load(model_dir / CONFIG_FILE)
     tensors = normalize_legacy_names(cfg, read_weight_files(model_dir))
+    # safetensors_io also reads I8 (our int8 model directories); widening raw int8 values
+    # would silently give wrong weights.
+    ints = sorted(name for name, t in tensors.items() if not t.is_floating_point())
+    if ints:
+        raise FlaCheckpointError(f"{model_dir}: tensor(s) {', '.join(ints)} are not float; fla "
+                                 f"checkpoints are read with F32, F16 or BF16 weights only")
     check_tensors(cfg, tensors, str(model_dir))
     return cfg, {name: t.to(dtype) for name, t in tensors.items()}
 

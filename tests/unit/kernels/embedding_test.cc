@@ -2,6 +2,7 @@
 // for the reference.
 #include "kernels/embedding.h"
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -14,8 +15,18 @@
 namespace slotserve::kernels::testing {
 namespace {
 
-// The table's bytes in `dtype`, as 16-bit words (F32 takes two words per value).
+// The table's bytes in `dtype`, as 16-bit words (F32 takes two words per value; I8 holds
+// round(127 * value) in one byte per value, padded to a whole word).
 std::vector<uint16_t> EncodeTable(const std::vector<float>& values, DType dtype) {
+  if (dtype == DType::kI8) {
+    std::vector<int8_t> bytes(values.size() + 1);
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      bytes[i] = static_cast<int8_t>(std::nearbyint(127.0f * values[i]));
+    }
+    std::vector<uint16_t> words(bytes.size() / 2);
+    std::memcpy(words.data(), bytes.data(), words.size() * sizeof(uint16_t));
+    return words;
+  }
   if (dtype == DType::kF32) {
     std::vector<uint16_t> words(values.size() * 2);
     std::memcpy(words.data(), values.data(), values.size() * sizeof(float));
@@ -30,14 +41,16 @@ std::vector<uint16_t> EncodeTable(const std::vector<float>& values, DType dtype)
 
 std::vector<float> RunEmbedding(Backend backend, const std::vector<uint16_t>& table, DType dtype,
                                 int vocab, int dim, const std::vector<int32_t>& tokens, float scale,
-                                int64_t out_stride) {
+                                int64_t out_stride, const std::vector<float>& row_scales = {}) {
   DeviceArray<uint16_t> table_dev(backend, table);
+  DeviceArray<float> row_scales_dev(backend, row_scales);
   DeviceArray<int32_t> tokens_dev(backend, tokens);
   const int rows = static_cast<int>(tokens.size());
   DeviceArray<float> out_dev(backend, std::vector<float>(rows * out_stride, -3.0f));
   EmbeddingParams p;
   p.table = table_dev.data();
   p.table_dtype = dtype;
+  p.table_scale = row_scales.empty() ? nullptr : row_scales_dev.data();
   p.vocab = vocab;
   p.dim = dim;
   p.tokens = tokens_dev.data();
@@ -60,10 +73,13 @@ TEST_P(EmbeddingTest, MatchesReferenceOverShapes) {
       for (int rows : {1, 5, 64}) {
         const auto table = EncodeTable(RandomFloats(vocab * dim, ++seed), c.dtype);
         const auto tokens = RandomInts(rows, ++seed, 0, vocab - 1);
-        const auto want =
-            RunEmbedding(Backend::kReference, table, c.dtype, vocab, dim, tokens, 16.0f, dim + 3);
+        // I8 rows: each with its own scale (an int8 embedding's per-vocabulary-row scales).
+        const auto row_scales = c.dtype == DType::kI8 ? RandomFloats(vocab, ++seed, 0.001f, 0.02f)
+                                                      : std::vector<float>{};
+        const auto want = RunEmbedding(Backend::kReference, table, c.dtype, vocab, dim, tokens,
+                                       16.0f, dim + 3, row_scales);
         const auto got =
-            RunEmbedding(c.backend, table, c.dtype, vocab, dim, tokens, 16.0f, dim + 3);
+            RunEmbedding(c.backend, table, c.dtype, vocab, dim, tokens, 16.0f, dim + 3, row_scales);
         ExpectAllClose(got, want, c.tolerance,
                        (::testing::Message() << DTypeName(c.dtype) << " vocab=" << vocab
                                              << " dim=" << dim << " rows=" << rows)
@@ -77,7 +93,7 @@ TEST_P(EmbeddingTest, MatchesReferenceOverShapes) {
 std::vector<BackendCase> EmbeddingCases() {
   std::vector<BackendCase> cases;
   for (Backend b : OptimisedBackends()) {
-    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16, DType::kI8}) {
       cases.push_back({b, dtype, DefaultTolerance(b)});
     }
   }

@@ -25,6 +25,32 @@ std::vector<uint16_t> EncodeHalfWeights(const std::vector<float>& values, DType 
   return bits;
 }
 
+// Weights as int8 with per-row scales (the I8 format): scale = max |w| / 127 per row of
+// `cols`, q = round(w / scale). The kernels compute with q * scale, so the reference and the
+// tested backend see the same (rounded) matrix.
+struct Int8Weights {
+  std::vector<int8_t> q;
+  std::vector<float> scales;
+};
+
+Int8Weights QuantiseRows(const std::vector<float>& values, int cols) {
+  Int8Weights out;
+  const std::size_t rows = cols > 0 ? values.size() / cols : 0;
+  out.q.resize(values.size());
+  out.scales.resize(rows);
+  for (std::size_t r = 0; r < rows; ++r) {
+    float largest = 0.0f;
+    for (int c = 0; c < cols; ++c) largest = std::max(largest, std::abs(values[r * cols + c]));
+    const float scale = largest / 127.0f;
+    out.scales[r] = scale;
+    for (int c = 0; c < cols; ++c) {
+      const float q = scale > 0 ? std::nearbyint(values[r * cols + c] / scale) : 0.0f;
+      out.q[r * cols + c] = static_cast<int8_t>(std::clamp(q, -127.0f, 127.0f));
+    }
+  }
+  return out;
+}
+
 struct LinearShape {
   int rows, in_features, out_features;
   bool bias, accumulate;
@@ -42,11 +68,16 @@ class LinearTest : public ::testing::TestWithParam<BackendCase> {
     DeviceArray<float> bias_dev(backend, bias);
     const void* weight_ptr;
     DeviceArray<float> weights_f32(backend, dtype == DType::kF32 ? weights : std::vector<float>{});
-    DeviceArray<uint16_t> weights_half(backend, dtype == DType::kF32
-                                                    ? std::vector<uint16_t>{}
-                                                    : EncodeHalfWeights(weights, dtype));
+    const bool half = dtype == DType::kF16 || dtype == DType::kBF16;
+    DeviceArray<uint16_t> weights_half(
+        backend, half ? EncodeHalfWeights(weights, dtype) : std::vector<uint16_t>{});
+    const Int8Weights int8 =
+        dtype == DType::kI8 ? QuantiseRows(weights, s.in_features) : Int8Weights{};
+    DeviceArray<int8_t> weights_int8(backend, int8.q);
+    DeviceArray<float> scales(backend, int8.scales);
     weight_ptr = dtype == DType::kF32 ? static_cast<const void*>(weights_f32.data())
-                                      : static_cast<const void*>(weights_half.data());
+                 : half               ? static_cast<const void*>(weights_half.data())
+                                      : static_cast<const void*>(weights_int8.data());
     LinearParams p;
     p.x = x_dev.data();
     p.x_stride = x_stride;
@@ -54,6 +85,7 @@ class LinearTest : public ::testing::TestWithParam<BackendCase> {
     p.in_features = s.in_features;
     p.weight = weight_ptr;
     p.weight_dtype = dtype;
+    p.weight_scale = dtype == DType::kI8 ? scales.data() : nullptr;
     p.out_features = s.out_features;
     p.bias = s.bias ? bias_dev.data() : nullptr;
     p.y = y_dev.data();
@@ -143,12 +175,15 @@ TEST_P(LinearTest, MatchesReferenceOnTwoComputeThreads) {
 
 std::vector<BackendCase> LinearCases() {
   std::vector<BackendCase> cases = F32Cases();
-  // The cpu backend keeps F16/BF16 weights 16-bit (kernels/cpu/half_weight_linear.h).
+  // The cpu backend keeps F16/BF16 weights 16-bit (kernels/cpu/narrow_weight_linear.h).
   cases.push_back({Backend::kCpu, DType::kF16, DefaultTolerance(Backend::kCpu)});
   cases.push_back({Backend::kCpu, DType::kBF16, DefaultTolerance(Backend::kCpu)});
-  if (CudaCompiledIn()) {  // the cuda backend reads F16/BF16 weights directly
+  // ... and int8 weights int8, scaled per output row (the same narrow_weight_linear paths).
+  cases.push_back({Backend::kCpu, DType::kI8, DefaultTolerance(Backend::kCpu)});
+  if (CudaCompiledIn()) {  // the cuda backend reads F16/BF16 and I8 weights directly
     cases.push_back({Backend::kCuda, DType::kF16, DefaultTolerance(Backend::kCuda)});
     cases.push_back({Backend::kCuda, DType::kBF16, DefaultTolerance(Backend::kCuda)});
+    cases.push_back({Backend::kCuda, DType::kI8, DefaultTolerance(Backend::kCuda)});
   }
   return cases;
 }
@@ -192,6 +227,27 @@ LinearParams ScalarLinear(const float* x, const void* weight, DType dtype, float
   p.y = y;
   p.y_stride = 1;
   return p;
+}
+
+TEST(LinearReferenceTest, Int8WeightsAreScaledPerOutputRow) {
+  // W = [[3, -2] * 0.5, [127, 1] * 0.25] stored as int8 rows with scales 0.5 and 0.25.
+  const std::vector<float> x = {2.0f, 1.0f};
+  const std::vector<int8_t> q = {3, -2, 127, 1};
+  const std::vector<float> scales = {0.5f, 0.25f};
+  std::vector<float> y(2, 0.0f);
+  LinearParams p;
+  p.x = x.data();
+  p.x_stride = 2;
+  p.rows = 1;
+  p.in_features = 2;
+  p.weight = q.data();
+  p.weight_dtype = DType::kI8;
+  p.weight_scale = scales.data();
+  p.out_features = 2;
+  p.y = y.data();
+  p.y_stride = 2;
+  LaunchLinear(Backend::kReference, p);
+  EXPECT_EQ(y, (std::vector<float>{(3 * 2 - 2 * 1) * 0.5f, (127 * 2 + 1) * 0.25f}));
 }
 
 TEST(LinearReferenceTest, HalfWeightsAreWidenedExactly) {

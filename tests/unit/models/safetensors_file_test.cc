@@ -129,11 +129,11 @@ TEST_F(SafetensorsFileTest, RefusesUnknownAndUnsupportedDtypes) {
   ExpectRefused(
       WithHeader(OneTensorHeader(R"({"dtype": "Q4", "shape": [4], "data_offsets": [0, 16]})"),
                  data),
-      "tensor t has dtype \"Q4\", expected F32, F16 or BF16");
+      "tensor t has dtype \"Q4\", expected F32, F16, BF16 or I8");
   ExpectRefused(
       WithHeader(OneTensorHeader(R"({"dtype": "I32", "shape": [4], "data_offsets": [0, 16]})"),
                  data),
-      "expected F32, F16 or BF16");
+      "expected F32, F16, BF16 or I8");
   ExpectRefused(
       WithHeader(OneTensorHeader(R"({"dtype": 4, "shape": [4], "data_offsets": [0, 16]})"), data),
       "expected a string");

@@ -1,10 +1,11 @@
-#include "kernels/cpu/half_weight_linear.h"
+#include "kernels/cpu/narrow_weight_linear.h"
 
 #include <cblas.h>
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
@@ -17,22 +18,43 @@ constexpr int kRowBlock = 4;
 // Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
 constexpr int64_t kTileFloats = 64 * 1024;
 
+// The stored element of each narrow dtype.
 template <DType D>
-inline __m256 Widen8(const uint16_t* w) {
-  const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
-  if constexpr (D == DType::kF16) {
-    return _mm256_cvtph_ps(bits);
+using Element = std::conditional_t<D == DType::kI8, int8_t, uint16_t>;
+
+template <DType D>
+inline __m256 Widen8(const Element<D>* w) {
+  if constexpr (D == DType::kI8) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w));
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
   } else {
-    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+    if constexpr (D == DType::kF16) {
+      return _mm256_cvtph_ps(bits);
+    } else {
+      return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+    }
   }
 }
 
 template <DType D>
-inline float Widen1(uint16_t w) {
+inline float Widen1(Element<D> w) {
   if constexpr (D == DType::kF16) {
     return HalfToFloat(w);
-  } else {
+  } else if constexpr (D == DType::kBF16) {
     return BFloat16ToFloat(w);
+  } else {
+    return static_cast<float>(w);
+  }
+}
+
+// The factor of output row o: its scale for int8, 1 for the 16-bit dtypes.
+template <DType D>
+inline float RowScale(const LinearParams& p, int o) {
+  if constexpr (D == DType::kI8) {
+    return p.weight_scale[o];
+  } else {
+    return 1.0f;
   }
 }
 
@@ -45,13 +67,13 @@ inline float HorizontalSum(__m256 v) {
 // Rows [first, first + count) (count <= kRowBlock) against weight rows [o_begin, o_end).
 template <DType D, int kCount>
 void FusedBlock(const LinearParams& p, int first, int o_begin, int o_end) {
-  const auto* weights = static_cast<const uint16_t*>(p.weight);
+  const auto* weights = static_cast<const Element<D>*>(p.weight);
   const int in = p.in_features;
   const int vector_end = in - in % 8;
   const float* x[kRowBlock];
   for (int r = 0; r < kCount; ++r) x[r] = p.x + static_cast<int64_t>(first + r) * p.x_stride;
   for (int o = o_begin; o < o_end; ++o) {
-    const uint16_t* w = weights + static_cast<int64_t>(o) * in;
+    const Element<D>* w = weights + static_cast<int64_t>(o) * in;
     __m256 acc[kRowBlock];
     for (int r = 0; r < kCount; ++r) acc[r] = _mm256_setzero_ps();
     for (int k = 0; k < vector_end; k += 8) {
@@ -62,6 +84,7 @@ void FusedBlock(const LinearParams& p, int first, int o_begin, int o_end) {
     for (int r = 0; r < kCount; ++r) {
       float sum = HorizontalSum(acc[r]);
       for (int k = vector_end; k < in; ++k) sum += Widen1<D>(w[k]) * x[r][k];
+      sum *= RowScale<D>(p, o);
       float& y = p.y[static_cast<int64_t>(first + r) * p.y_stride + o];
       y = p.accumulate ? y + sum : sum;
     }
@@ -89,11 +112,20 @@ void FusedRange(const LinearParams& p, int o_begin, int o_end) {
   }
 }
 
+// Weight rows [o, o + rows) widened (and, for int8, scaled) into `out` [rows, in].
 template <DType D>
-void WidenRows(const uint16_t* w, int64_t count, float* out) {
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) _mm256_storeu_ps(out + i, Widen8<D>(w + i));
-  for (; i < count; ++i) out[i] = Widen1<D>(w[i]);
+void WidenRows(const LinearParams& p, int o, int rows, float* out) {
+  const int in = p.in_features;
+  const Element<D>* w = static_cast<const Element<D>*>(p.weight) + static_cast<int64_t>(o) * in;
+  for (int r = 0; r < rows; ++r) {
+    const Element<D>* row = w + static_cast<int64_t>(r) * in;
+    float* target = out + static_cast<int64_t>(r) * in;
+    const __m256 scale = _mm256_set1_ps(RowScale<D>(p, o + r));
+    int i = 0;
+    for (; i + 8 <= in; i += 8)
+      _mm256_storeu_ps(target + i, _mm256_mul_ps(Widen8<D>(row + i), scale));
+    for (; i < in; ++i) target[i] = Widen1<D>(row[i]) * RowScale<D>(p, o + r);
+  }
 }
 
 // Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer.
@@ -103,12 +135,10 @@ void TiledRange(const LinearParams& p, int o_begin, int o_end) {
   const int in = p.in_features;
   const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
   tile.resize(static_cast<size_t>(tile_rows) * in);
-  const auto* weights = static_cast<const uint16_t*>(p.weight);
   const float beta = p.accumulate ? 1.0f : 0.0f;
   for (int o = o_begin; o < o_end; o += tile_rows) {
     const int rows = std::min(tile_rows, o_end - o);
-    WidenRows<D>(weights + static_cast<int64_t>(o) * in, static_cast<int64_t>(rows) * in,
-                 tile.data());
+    WidenRows<D>(p, o, rows, tile.data());
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, rows, in, 1.0f, p.x,
                 static_cast<int>(p.x_stride), tile.data(), in, beta, p.y + o,
                 static_cast<int>(p.y_stride));
@@ -136,11 +166,16 @@ void Run(const LinearParams& p) {
 
 }  // namespace
 
-void HalfWeightLinear(const LinearParams& p) {
-  if (p.weight_dtype == DType::kF16) {
-    Run<DType::kF16>(p);
-  } else {
-    Run<DType::kBF16>(p);
+void NarrowWeightLinear(const LinearParams& p) {
+  switch (p.weight_dtype) {
+    case DType::kF16:
+      return Run<DType::kF16>(p);
+    case DType::kBF16:
+      return Run<DType::kBF16>(p);
+    case DType::kI8:
+      return Run<DType::kI8>(p);
+    case DType::kF32:
+      return;  // not a narrow dtype: linear.cc's OpenBLAS path
   }
 }
 
