@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "kernels/cpu/fast_erf.h"
 #include "tests/unit/kernels/device_array.h"
 #include "tests/unit/kernels/test_backends.h"
 #include "tests/unit/kernels/test_data.h"
@@ -60,6 +61,26 @@ TEST(ActivationReferenceTest, GeluMatchesErfClosedForm) {
   ActivationParams p{x.data(), 5, 1, 5, Activation::kGelu};
   LaunchActivation(Backend::kReference, p);
   for (int i = 0; i < 5; ++i) EXPECT_NEAR(x[i], want[i], 1e-7) << "index " << i;
+}
+
+// The cpu GELU's vectorised erf (kernels/cpu/fast_erf.h) against std::erf in double over
+// [-10, 10] in steps of 1e-4 (both tails, where it clamps, included; an odd count, so the
+// array form's tail runs too).
+TEST(FastErfTest, StaysWithin5e7OfStdErf) {
+  std::vector<float> x;
+  for (int i = -100000; i <= 100000; ++i) x.push_back(static_cast<float>(i) * 1e-4f);
+  std::vector<float> y(x.size());
+  cpu::FastErf(x.data(), y.data(), static_cast<int>(x.size()));
+  double worst = 0.0;
+  float worst_at = 0.0f;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double error = std::abs(y[i] - std::erf(static_cast<double>(x[i])));
+    if (error > worst) {
+      worst = error;
+      worst_at = x[i];
+    }
+  }
+  EXPECT_LT(worst, 5e-7) << "at x = " << worst_at;
 }
 
 TEST(ActivationReferenceTest, ReluClampsNegatives) {
