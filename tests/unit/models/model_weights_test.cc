@@ -177,7 +177,7 @@ TEST_F(WeightsCheckTest, RefusesAnUnsupportedDtypeByName) {
   std::vector<TensorSpec> tensors = ExpectedTensorSpecs(config);
   tensors[3].dtype = "I32";
   ExpectMessage(Check(config, tensors),
-                "tensor " + tensors[3].name + " has dtype \"I32\", expected F32, F16 or BF16");
+                "tensor " + tensors[3].name + " has dtype \"I32\", expected F32, F16, BF16 or I8");
 }
 
 // The whole loading path, as the server and slotserve-generate see it.
