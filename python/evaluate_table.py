@@ -76,7 +76,9 @@ def training_note(rows: list) -> str:
         tokens = summaries[0]["tokens_seen"]
         return (f"Every model was trained with the same recipe for the same {n} steps "
                 f"({tokens:,} tokens), so the rows compare the attention kinds at an equal "
-                f"budget; the abc rows with different slot counts are the memory-size ablation. "
+                f"budget; the abc rows with different slot counts are the memory-size ablation, "
+                f"the 32-slot abc rows that name a control the comparison of memory controls "
+                f"(docs/ABC_CONTROLS.md). "
                 f"Training and limits: `models/trained/MODEL_CARD.md`.")
     return ("Models trained for different numbers of steps do not rank the attention kinds; "
             "`models/trained/MODEL_CARD.md` gives an equal-budget comparison and the ABC slot "
