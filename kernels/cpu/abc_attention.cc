@@ -1,6 +1,6 @@
-// cpu ABC (DESIGN §3). Prefill scans the chunk head by head so one head's state (2*M*d + 2*M
-// floats, 16 KiB for M = 32, d = 64) stays in L1 across the whole chunk; step walks the B
-// requests, each at its own state slot.
+// cpu ABC (DESIGN §3). Prefill scans the chunk head by head so one head's state
+// (M*(dk + dv) + 2*M floats, 16 KiB for M = 32, dk = dv = 64) stays in L1 across the whole
+// chunk; step walks the B requests, each at its own state slot.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -14,29 +14,33 @@ namespace slotserve::kernels {
 namespace {
 
 struct AbcHeadState {
-  float* key_sum;      // K~ [M x d]
-  float* value_sum;    // V~ [M x d]
+  float* key_sum;      // K~ [M x dk]
+  float* value_sum;    // V~ [M x dv]
   float* z;            // [M]
   float* running_max;  // [M]
 };
 
 AbcHeadState HeadState(const AbcParams& p, float* layer_state, int h) {
-  const int64_t block = static_cast<int64_t>(p.memory_rows) * p.head_dim;
-  float* base = layer_state + h * AbcStateFloatsPerHead(p.head_dim, p.memory_rows);
-  return {base, base + block, base + 2 * block, base + 2 * block + p.memory_rows};
+  const int dv = AbcValueDim(p);
+  const int64_t key_block = static_cast<int64_t>(p.memory_rows) * p.head_dim;
+  const int64_t value_block = static_cast<int64_t>(p.memory_rows) * dv;
+  float* base = layer_state + h * AbcStateFloatsPerHead(p.head_dim, dv, p.memory_rows);
+  float* z = base + key_block + value_block;
+  return {base, base + key_block, z, z + p.memory_rows};
 }
 
 // Absorbs one token of head h into `state` and writes the head's output; `scores` holds M floats.
 void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state, float* scores) {
-  const int d = p.head_dim;
+  const int dk = p.head_dim;
+  const int dv = AbcValueDim(p);
   const int memory_rows = p.memory_rows;
-  const float* q = p.q + row * p.in_stride + h * d;
-  const float* k = p.k + row * p.in_stride + h * d;
-  const float* v = p.v + row * p.in_stride + h * d;
+  const float* q = p.q + row * p.in_stride + h * dk;
+  const float* k = p.k + row * p.in_stride + h * dk;
+  const float* v = p.v + row * p.in_stride + h * dv;
   const float* logits = p.memory_logits + row * p.in_stride + h * memory_rows;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(d));
+  const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   for (int j = 0; j < memory_rows; ++j) {
-    const float s = logits[j];
+    const float s = AbcClampLogit(logits[j], p.logit_min, p.logit_max);
     float decay = 0.0f, weight = 1.0f;  // an empty memory row (z == 0) takes the token
     float new_max = s;
     if (state.z[j] != 0.0f) {
@@ -53,16 +57,16 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
     }
     state.z[j] = decay * state.z[j] + weight;
     state.running_max[j] = new_max;
-    cpu::DecayAxpy(decay, weight, k, state.key_sum + j * d, d);
-    cpu::DecayAxpy(decay, weight, v, state.value_sum + j * d, d);
+    cpu::DecayAxpy(decay, weight, k, state.key_sum + j * dk, dk);
+    cpu::DecayAxpy(decay, weight, v, state.value_sum + j * dv, dv);
     // K̄_j . q = (K~_j . q) / z_j
-    scores[j] = cpu::Dot(state.key_sum + j * d, q, d) * scale / state.z[j];
+    scores[j] = cpu::Dot(state.key_sum + j * dk, q, dk) * scale / state.z[j];
   }
   cpu::SoftmaxInPlace(scores, memory_rows);
-  float* out = p.out + row * p.out_stride + h * d;
-  std::fill(out, out + d, 0.0f);
+  float* out = p.out + row * p.out_stride + h * dv;
+  std::fill(out, out + dv, 0.0f);
   for (int j = 0; j < memory_rows; ++j)
-    cpu::Axpy(scores[j] / state.z[j], state.value_sum + j * d, out, d);
+    cpu::Axpy(scores[j] / state.z[j], state.value_sum + j * dv, out, dv);
 }
 
 }  // namespace
@@ -70,7 +74,7 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
 // Heads (prefill) and (row, head) pairs (step) are independent: each owns its part of the
 // state, so they are split between the compute threads (parallel_for.h).
 static int64_t TokenWork(const AbcParams& p) {
-  return static_cast<int64_t>(4) * p.memory_rows * p.head_dim;
+  return static_cast<int64_t>(2) * p.memory_rows * (p.head_dim + AbcValueDim(p));
 }
 
 template <>

@@ -14,24 +14,25 @@ namespace {
 
 // Absorbs row `row` of the inputs into one request's layer state and writes its output row.
 void AbcToken(const AbcParams& p, int row, float* layer_state) {
-  const int d = p.head_dim;
+  const int dk = p.head_dim;
+  const int dv = AbcValueDim(p);
   const int memory_rows = p.memory_rows;
-  const int64_t head_floats = AbcStateFloatsPerHead(d, memory_rows);
-  std::vector<double> keys_mean(static_cast<size_t>(memory_rows) * d);
-  std::vector<double> values_mean(static_cast<size_t>(memory_rows) * d);
+  const int64_t head_floats = AbcStateFloatsPerHead(dk, dv, memory_rows);
+  std::vector<double> keys_mean(static_cast<size_t>(memory_rows) * dk);
+  std::vector<double> values_mean(static_cast<size_t>(memory_rows) * dv);
   std::vector<double> scores(memory_rows);
   for (int h = 0; h < p.heads; ++h) {
-    float* key_sum = layer_state + h * head_floats;  // K~ [M x d]
-    float* value_sum = key_sum + memory_rows * d;    // V~ [M x d]
-    float* z = value_sum + memory_rows * d;          // [M]
+    float* key_sum = layer_state + h * head_floats;  // K~ [M x dk]
+    float* value_sum = key_sum + memory_rows * dk;   // V~ [M x dv]
+    float* z = value_sum + memory_rows * dv;         // [M]
     float* running_max = z + memory_rows;            // [M]
-    const float* q = p.q + row * p.in_stride + h * d;
-    const float* k = p.k + row * p.in_stride + h * d;
-    const float* v = p.v + row * p.in_stride + h * d;
+    const float* q = p.q + row * p.in_stride + h * dk;
+    const float* k = p.k + row * p.in_stride + h * dk;
+    const float* v = p.v + row * p.in_stride + h * dv;
     const float* logits = p.memory_logits + row * p.in_stride + h * memory_rows;
 
     for (int j = 0; j < memory_rows; ++j) {
-      const double s = logits[j];
+      const double s = AbcClampLogit(logits[j], p.logit_min, p.logit_max);
       // An empty memory row (z == 0) has running max -inf: its old contents get weight 0.
       const double old_max =
           z[j] == 0.0f ? -std::numeric_limits<double>::infinity() : running_max[j];
@@ -40,27 +41,31 @@ void AbcToken(const AbcParams& p, int row, float* layer_state) {
       const double weight = std::exp(s - new_max);
       z[j] = static_cast<float>(decay * z[j] + weight);
       running_max[j] = static_cast<float>(new_max);
-      for (int i = 0; i < d; ++i) {
-        key_sum[j * d + i] = static_cast<float>(decay * key_sum[j * d + i] + weight * k[i]);
-        value_sum[j * d + i] = static_cast<float>(decay * value_sum[j * d + i] + weight * v[i]);
+      for (int i = 0; i < dk; ++i) {
+        key_sum[j * dk + i] = static_cast<float>(decay * key_sum[j * dk + i] + weight * k[i]);
+      }
+      for (int i = 0; i < dv; ++i) {
+        value_sum[j * dv + i] = static_cast<float>(decay * value_sum[j * dv + i] + weight * v[i]);
       }
     }
 
-    const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dk));
     for (int j = 0; j < memory_rows; ++j) {
       double dot = 0.0;
-      for (int i = 0; i < d; ++i) {
-        keys_mean[j * d + i] = static_cast<double>(key_sum[j * d + i]) / z[j];
-        values_mean[j * d + i] = static_cast<double>(value_sum[j * d + i]) / z[j];
-        dot += keys_mean[j * d + i] * q[i];
+      for (int i = 0; i < dk; ++i) {
+        keys_mean[j * dk + i] = static_cast<double>(key_sum[j * dk + i]) / z[j];
+        dot += keys_mean[j * dk + i] * q[i];
+      }
+      for (int i = 0; i < dv; ++i) {
+        values_mean[j * dv + i] = static_cast<double>(value_sum[j * dv + i]) / z[j];
       }
       scores[j] = dot * scale;
     }
     host::SoftmaxInPlace(scores.data(), memory_rows);
-    float* out = p.out + row * p.out_stride + h * d;
-    for (int i = 0; i < d; ++i) {
+    float* out = p.out + row * p.out_stride + h * dv;
+    for (int i = 0; i < dv; ++i) {
       double sum = 0.0;
-      for (int j = 0; j < memory_rows; ++j) sum += scores[j] * values_mean[j * d + i];
+      for (int j = 0; j < memory_rows; ++j) sum += scores[j] * values_mean[j * dv + i];
       out[i] = static_cast<float>(sum);
     }
   }
