@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "models/attention_kind.h"
+#include "models/weight_shards.h"
 
 namespace slotserve::bench {
 namespace {
@@ -52,9 +53,15 @@ absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesyst
         bench->model_->state_bytes_per_request(), " bytes: ", states.status().message()));
   }
   bench->states_ = std::move(*states);
-  auto weight_bytes = SafetensorsDataBytes(dir / "model.safetensors");
-  SLOTSERVE_RETURN_IF_ERROR(weight_bytes.status());
-  bench->weight_bytes_ = *weight_bytes;
+  // One model.safetensors, or the shards of an index (fla checkpoints).
+  auto shards = models::WeightShards::Open(dir);
+  SLOTSERVE_RETURN_IF_ERROR(shards.status());
+  bench->weight_bytes_ = 0;
+  for (const std::filesystem::path& file : shards->files()) {
+    auto weight_bytes = SafetensorsDataBytes(file);
+    SLOTSERVE_RETURN_IF_ERROR(weight_bytes.status());
+    bench->weight_bytes_ += *weight_bytes;
+  }
   const int vocab = bench->config().vocab_size;
   bench->step_tokens_ = SyntheticTokens(batch_slots, vocab, /*seed=*/7);
   bench->step_slots_.resize(batch_slots);
@@ -63,7 +70,7 @@ absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesyst
   return bench;
 }
 
-std::string BenchModel::kind() const { return models::AttentionKindName(config().attention.kind); }
+std::string BenchModel::kind() const { return models::ServedAttentionKind(*model_); }
 
 int BenchModel::pristine_context() const { return states_->position(pristine_slot()); }
 

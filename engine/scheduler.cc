@@ -550,6 +550,8 @@ SessionStore& Scheduler::sessions() { return impl_->sessions(); }
 const SchedulerOptions& Scheduler::options() const { return impl_->options(); }
 const models::ModelConfig& Scheduler::model_config() const { return impl_->model().config(); }
 const models::Seq2seqShape* Scheduler::seq2seq() const { return impl_->model().seq2seq(); }
+
+const models::FlaConfig* Scheduler::fla() const { return impl_->model().fla(); }
 int64_t Scheduler::state_bytes_per_request() const {
   return impl_->model().state_bytes_per_request();
 }

@@ -132,6 +132,8 @@ class Scheduler {
   int64_t state_bytes_per_request() const;
   // Encoder–decoder models' shape (source limit, state parts); null for decoder-only ones.
   const models::Seq2seqShape* seq2seq() const;
+  // The model's fla description when it is an fla checkpoint, else null.
+  const models::FlaConfig* fla() const;
   kernels::Backend backend() const;
   const Tokenizer* tokenizer() const;
 

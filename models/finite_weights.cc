@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 
 namespace slotserve::models {
 namespace {
@@ -43,29 +44,34 @@ int64_t FirstNonFinite(const uint8_t* data, int64_t count, uint32_t exponent_mas
 
 absl::Status CheckWeightsAreFinite(const SafetensorsFile& file) {
   for (const auto& [name, tensor] : file.tensors()) {
-    if (tensor.dtype == kernels::DType::kI8) continue;
-    const ExponentLayout layout = LayoutOf(tensor.dtype);
-    const int64_t count = tensor.num_elements();
-    const bool wide = tensor.dtype == kernels::DType::kF32;
-    const int64_t bad = wide ? FirstNonFinite<uint32_t>(tensor.data, count, layout.exponent_mask)
-                             : FirstNonFinite<uint16_t>(tensor.data, count, layout.exponent_mask);
-    if (bad < 0) continue;
-    uint32_t bits = 0;
-    if (wide) {
-      std::memcpy(&bits, tensor.data + bad * 4, 4);
-    } else {
-      uint16_t half;
-      std::memcpy(&half, tensor.data + bad * 2, 2);
-      bits = half;
-    }
-    const char* what = (bits & layout.mantissa_mask) != 0 ? "NaN"
-                       : tensor.ElementAsFloat32(bad) > 0 ? "+infinity"
-                                                          : "-infinity";
-    return absl::InvalidArgumentError(absl::StrCat(
-        file.source(), ": tensor ", name, " holds ", what, " at element ", bad, " (of ", count,
-        ", ", kernels::DTypeName(tensor.dtype), "); every weight must be a finite number"));
+    SLOTSERVE_RETURN_IF_ERROR(CheckTensorIsFinite(file.source(), tensor));
   }
   return absl::OkStatus();
+}
+
+absl::Status CheckTensorIsFinite(const std::string& source, const SafetensorsTensor& tensor) {
+  const std::string& name = tensor.name;
+  if (tensor.dtype == kernels::DType::kI8) return absl::OkStatus();
+  const ExponentLayout layout = LayoutOf(tensor.dtype);
+  const int64_t count = tensor.num_elements();
+  const bool wide = tensor.dtype == kernels::DType::kF32;
+  const int64_t bad = wide ? FirstNonFinite<uint32_t>(tensor.data, count, layout.exponent_mask)
+                           : FirstNonFinite<uint16_t>(tensor.data, count, layout.exponent_mask);
+  if (bad < 0) return absl::OkStatus();
+  uint32_t bits = 0;
+  if (wide) {
+    std::memcpy(&bits, tensor.data + bad * 4, 4);
+  } else {
+    uint16_t half;
+    std::memcpy(&half, tensor.data + bad * 2, 2);
+    bits = half;
+  }
+  const char* what = (bits & layout.mantissa_mask) != 0 ? "NaN"
+                     : tensor.ElementAsFloat32(bad) > 0 ? "+infinity"
+                                                        : "-infinity";
+  return absl::InvalidArgumentError(absl::StrCat(
+      source, ": tensor ", name, " holds ", what, " at element ", bad, " (of ", count, ", ",
+      kernels::DTypeName(tensor.dtype), "); every weight must be a finite number"));
 }
 
 }  // namespace slotserve::models

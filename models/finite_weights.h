@@ -3,6 +3,8 @@
 // serve as garbage tokens; found at load, it is one clear error naming the tensor instead.
 #pragma once
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "models/safetensors_file.h"
 
@@ -12,5 +14,7 @@ namespace slotserve::models {
 // their exponent bits, so the check costs one pass over the mapping and no conversion).
 // Otherwise INVALID_ARGUMENT naming the file, the tensor, the element and what it holds.
 absl::Status CheckWeightsAreFinite(const SafetensorsFile& file);
+// The same check for one tensor, named in messages as in `source` (a file or a shard index).
+absl::Status CheckTensorIsFinite(const std::string& source, const SafetensorsTensor& tensor);
 
 }  // namespace slotserve::models

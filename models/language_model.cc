@@ -4,7 +4,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "models/attention_kind.h"
 #include "models/finite_weights.h"
+#include "models/fla_model.h"
 #include "models/model_weights.h"
 #include "models/safetensors_file.h"
 #include "models/seq2seq_config.h"
@@ -54,6 +56,11 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
     return absl::NotFoundError(
         absl::StrCat(dir.string(), ": not a model directory (no such directory)"));
   }
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::string config_text, ReadConfigFile(dir / "config.json"));
+  if (LooksLikeFlaConfig(config_text)) {
+    SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<FlaModel> model, FlaModel::Load(dir, backend));
+    return std::unique_ptr<LanguageModel>(std::move(model));
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, ReadConfigFormat(dir / "config.json"));
   if (format == "slotserve-seq2seq") return LoadEncoderDecoder(dir, backend);
   SLOTSERVE_ASSIGN_OR_RETURN(const ModelConfig config, LoadModelConfig(dir / "config.json"));
@@ -64,6 +71,16 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<TransformerModel> model,
                              TransformerModel::Create(config, backend, *file));
   return std::unique_ptr<LanguageModel>(std::move(model));
+}
+
+std::string ServedAttentionKind(const LanguageModel& model) {
+  if (const FlaConfig* fla = model.fla(); fla != nullptr) return FlaModelTypeName(fla->model_type);
+  return AttentionKindName(model.config().attention.kind);
+}
+
+std::string DescribeServedAttention(const LanguageModel& model) {
+  if (const FlaConfig* fla = model.fla(); fla != nullptr) return DescribeFlaAttention(*fla);
+  return DescribeAttention(model.config().attention);
 }
 
 absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_size,

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <span>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -18,17 +19,29 @@ namespace slotserve::models {
 
 enum class LogitsWanted { kLastToken, kEveryToken };
 
+struct FlaConfig;
+
 // INVALID_ARGUMENT naming `call`, the first token outside [0, vocab_size) and its index: the
 // input check every model's Prefill, Step and Encode share.
 absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_size,
                                      const char* call);
+
+class LanguageModel;
+
+// The attention kind the server reports (model info, the build_info metric, state blobs): the
+// kind's name in our format, or fla's model type ("abc", "gsa") for an fla checkpoint.
+std::string ServedAttentionKind(const LanguageModel& model);
+// The start-up line's attention: DescribeAttention of our format, DescribeFlaAttention of fla's.
+std::string DescribeServedAttention(const LanguageModel& model);
 
 class LanguageModel {
  public:
   virtual ~LanguageModel() = default;
 
   // Loads config.json and model.safetensors from `dir` (tokenizer.model is the engine's
-  // business). Every refusal names the file and the key or tensor at fault.
+  // business): our decoder-only or encoder-decoder format, or an fla `abc` / `gsa` checkpoint
+  // (config.json with fla's model_type; weights possibly sharded). Every refusal names the file
+  // and the key or tensor at fault.
   static absl::StatusOr<std::unique_ptr<LanguageModel>> Load(const std::filesystem::path& dir,
                                                              kernels::Backend backend);
 
@@ -51,6 +64,9 @@ class LanguageModel {
   // For a seq2seq model, config() describes the decoder (its n_layers and self-attention; the
   // shared vocabulary, norms and ids), so code that only decodes needs nothing else.
   virtual const Seq2seqShape* seq2seq() const { return nullptr; }
+  // A flash-linear-attention checkpoint served as stored (models/fla_model.h) describes its own
+  // architecture here; config() then gives the shared fields (vocabulary, widths, ids, slots).
+  virtual const FlaConfig* fla() const { return nullptr; }
   // Seq2seq models: empties `slot` (position 0), runs the encoder over `source` (ids as given,
   // 1 ... max_source_tokens of them, validated against the vocabulary) and writes the slot's
   // cross memory. The request's decoding then starts with Prefill of decoder_start_id and any

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "models/safetensors_file.h"
+#include "models/weight_shards.h"
 
 namespace slotserve::models {
 namespace {
@@ -24,12 +25,8 @@ absl::StatusOr<std::string> ReadPrefix(const std::filesystem::path& path, uint64
   return bytes;
 }
 
-}  // namespace
-
-absl::StatusOr<base::Digest> ModelFingerprint(const std::filesystem::path& model_dir) {
-  const std::filesystem::path config_path = model_dir / "config.json";
-  const std::filesystem::path weights_path = model_dir / "model.safetensors";
-  SLOTSERVE_ASSIGN_OR_RETURN(std::string config, ReadPrefix(config_path, 1u << 20));
+// Hashes one weights file: its header as stored, then a sample of every tensor's data.
+absl::Status HashWeightsFile(const std::filesystem::path& weights_path, base::Sha256& hash) {
   SLOTSERVE_ASSIGN_OR_RETURN(std::string length_field, ReadPrefix(weights_path, 8));
   if (length_field.size() != 8) {
     return absl::InvalidArgumentError(
@@ -42,10 +39,6 @@ absl::StatusOr<base::Digest> ModelFingerprint(const std::filesystem::path& model
         absl::StrCat(weights_path.string(), ": header of ", header_bytes, " bytes is too long"));
   }
   SLOTSERVE_ASSIGN_OR_RETURN(std::string header, ReadPrefix(weights_path, 8 + header_bytes));
-  base::Sha256 hash;
-  hash.Update(std::string_view("slotserve model fingerprint v1\n"));
-  hash.Update(std::to_string(config.size()) + "\n");
-  hash.Update(config);
   hash.Update(header);
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsFile> file,
                              SafetensorsFile::Open(weights_path));
@@ -56,6 +49,29 @@ absl::StatusOr<base::Digest> ModelFingerprint(const std::filesystem::path& model
     const int64_t tail = std::min(kSample, tensor.bytes - head);
     hash.Update(std::span(tensor.data + tensor.bytes - tail, static_cast<size_t>(tail)));
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<base::Digest> ModelFingerprint(const std::filesystem::path& model_dir) {
+  const std::filesystem::path config_path = model_dir / "config.json";
+  SLOTSERVE_ASSIGN_OR_RETURN(std::string config, ReadPrefix(config_path, 1u << 20));
+  base::Sha256 hash;
+  hash.Update(std::string_view("slotserve model fingerprint v1\n"));
+  hash.Update(std::to_string(config.size()) + "\n");
+  hash.Update(config);
+  std::error_code error;
+  if (!std::filesystem::exists(model_dir / WeightShards::kSingleFile, error) &&
+      std::filesystem::exists(model_dir / WeightShards::kIndexFile, error)) {
+    // Sharded weights (fla checkpoints): every shard in name order, as WeightShards reads them.
+    SLOTSERVE_ASSIGN_OR_RETURN(const WeightShards shards, WeightShards::Open(model_dir));
+    for (const std::filesystem::path& shard : shards.files()) {
+      SLOTSERVE_RETURN_IF_ERROR(HashWeightsFile(shard, hash));
+    }
+    return hash.Finish();
+  }
+  SLOTSERVE_RETURN_IF_ERROR(HashWeightsFile(model_dir / WeightShards::kSingleFile, hash));
   return hash.Finish();
 }
 

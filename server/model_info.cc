@@ -6,6 +6,7 @@
 #include "kernels/backend.h"
 #include "models/abc_controls.h"
 #include "models/attention_kind.h"
+#include "models/fla_config.h"
 
 namespace slotserve::server {
 
@@ -16,7 +17,12 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   v1::ModelInfo info;
   info.set_model(model_name);
   const models::Seq2seqShape* seq2seq = scheduler.seq2seq();
+  const models::FlaConfig* fla = scheduler.fla();
   info.set_architecture(seq2seq != nullptr ? "encoder-decoder transformer, pre-norm"
+                        : fla != nullptr   ? absl::StrCat("flash-linear-attention ",
+                                                          models::FlaModelTypeName(fla->model_type),
+                                                          " checkpoint (RMSNorm, SwiGLU), pre-norm: ",
+                                                          models::DescribeFlaAttention(*fla))
                                            : "decoder-only transformer, pre-norm");
   if (seq2seq != nullptr) {
     info.set_is_seq2seq(true);
@@ -30,10 +36,10 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   }
   const models::AttentionKindDescription& kind =
       models::DescribeAttentionKind(config.attention.kind);
-  info.set_attention_kind(kind.name);
+  info.set_attention_kind(fla != nullptr ? models::FlaModelTypeName(fla->model_type) : kind.name);
   info.set_attention_memory_size(models::AttentionMemorySize(config.attention));
   info.set_attention_memory_unit(kind.memory_size_key);
-  if (config.attention.kind == models::AttentionKind::kAbc) {
+  if (config.attention.kind == models::AttentionKind::kAbc && fla == nullptr) {
     info.set_attention_control(models::AbcControlName(config.attention.control));
     info.set_attention_control_activation(
         models::AbcControlActivationName(config.attention.control));

@@ -266,15 +266,15 @@ absl::Status RunServer(const ServerConfig& config) {
                              LoadTokenizerIfPresent(model_dir));
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<models::LanguageModel> model,
                              models::LanguageModel::Load(model_dir, config.backend));
-  const models::ModelConfig model_config = model->config();
   const int64_t state_bytes = model->state_bytes_per_request();
   const std::string seq2seq_note = DescribeSeq2seqState(model->seq2seq());
+  const std::string attention_line = models::DescribeServedAttention(*model);
   const std::string model_name = ModelName(model_dir);
   // What an exported session state must match to be imported here (DESIGN §9).
   SLOTSERVE_ASSIGN_OR_RETURN(const base::Digest fingerprint, models::ModelFingerprint(model_dir));
   const engine::StateBlobIdentity blob_identity{
       .model_fingerprint = fingerprint,
-      .attention_kind = models::AttentionKindName(model_config.attention.kind),
+      .attention_kind = models::ServedAttentionKind(*model),
       .payload_bytes = static_cast<int64_t>(sizeof(int32_t)) + state_bytes,  // StateArena::Save
       .max_tokens = model->max_positions()};
   engine::SchedulerOptions scheduler_options = config.scheduler;
@@ -292,10 +292,10 @@ absl::Status RunServer(const ServerConfig& config) {
                                config.max_slots_given ? ", capped by --max-slots" : "");
   }
 
-  ServerMetrics metrics(BuildInfo{SLOTSERVE_VERSION, model_name,
-                                  models::AttentionKindName(model_config.attention.kind),
-                                  kernels::BackendName(config.backend)},
-                        scheduler_options.max_slots, state_bytes);
+  ServerMetrics metrics(
+      BuildInfo{SLOTSERVE_VERSION, model_name, models::ServedAttentionKind(*model),
+                kernels::BackendName(config.backend)},
+      scheduler_options.max_slots, state_bytes);
   if (const models::Seq2seqShape* seq2seq = model->seq2seq(); seq2seq != nullptr) {
     metrics.SetStateParts(seq2seq->decoder_state_bytes, seq2seq->cross_memory_bytes);
   }
@@ -338,8 +338,7 @@ absl::Status RunServer(const ServerConfig& config) {
       "request%s, %d state slots%s (%.1f MiB, from %s), device sampling %s, max step latency %s, "
       "%s%slistening on "
       "%s, metrics on http://%s/metrics\n",
-      model_name.c_str(), config.model_dir.c_str(),
-      models::DescribeAttention(model_config.attention).c_str(),
+      model_name.c_str(), config.model_dir.c_str(), attention_line.c_str(),
       kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
       seq2seq_note.c_str(), scheduler_options.max_slots, cross_note.c_str(),
       static_cast<double>(pool_bytes) / (1 << 20), pool_origin.c_str(),

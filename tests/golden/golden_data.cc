@@ -26,10 +26,12 @@ absl::StatusOr<std::string> ReadFile(const std::filesystem::path& path) {
 
 std::filesystem::path GoldenModelsDir() { return SLOTSERVE_GOLDEN_MODELS_DIR; }
 
-std::vector<std::string> GoldenVariants() {
+std::filesystem::path GoldenFlaDir() { return SLOTSERVE_GOLDEN_FLA_DIR; }
+
+std::vector<std::string> GoldenVariants(const std::filesystem::path& root) {
   std::vector<std::string> variants;
   std::error_code error;
-  for (const auto& entry : std::filesystem::directory_iterator(GoldenModelsDir(), error)) {
+  for (const auto& entry : std::filesystem::directory_iterator(root, error)) {
     if (std::filesystem::exists(entry.path() / "golden.json")) {
       variants.push_back(entry.path().filename().string());
     }

@@ -26,8 +26,11 @@ struct GoldenData {
 // The folder holding one directory per variant (set by CMake).
 std::filesystem::path GoldenModelsDir();
 
-// Variant names (directory names holding a golden.json), sorted.
-std::vector<std::string> GoldenVariants();
+// The folder of fla checkpoints in fla's own layout (fla/, issue 20), read by the same tests.
+std::filesystem::path GoldenFlaDir();
+
+// Variant names (directory names holding a golden.json) under `root`, sorted.
+std::vector<std::string> GoldenVariants(const std::filesystem::path& root = GoldenModelsDir());
 
 absl::StatusOr<GoldenData> LoadGoldenData(const std::filesystem::path& variant_dir);
 

@@ -1,7 +1,8 @@
 // The C++ engine against the PyTorch reference's logits (DESIGN §7): for every golden variant
-// and backend, every logit within 1e-4 however the tokens reach the model — the whole prompt
-// at once, in chunks, one token at a time, in Step batches shared with other requests at other
-// slots, and after the state was forked, saved and restored.
+// (our format's models/ and fla's checkpoints fla/) and backend, every logit within 1e-4 however
+// the tokens reach the model — the whole prompt at once, in chunks, one token at a time, in Step
+// batches shared with other requests at other slots, and after the state was forked, saved and
+// restored.
 #include <algorithm>
 #include <cstdio>
 #include <memory>
@@ -24,7 +25,8 @@ using models::StateArena;
 constexpr float kTolerance = 1e-4f;
 
 struct GoldenCase {
-  std::string variant;
+  std::string variant;  // the test name's part: "abc", "fla_gsa"
+  std::filesystem::path dir;
   kernels::Backend backend;
 };
 
@@ -37,7 +39,15 @@ std::vector<GoldenCase> Cases() {
   if (kernels::CudaCompiledIn()) backends.push_back(kernels::Backend::kCuda);
   std::vector<GoldenCase> cases;
   for (const std::string& variant : GoldenVariants()) {
-    for (kernels::Backend backend : backends) cases.push_back({variant, backend});
+    for (kernels::Backend backend : backends) {
+      cases.push_back({variant, GoldenModelsDir() / variant, backend});
+    }
+  }
+  // fla checkpoints in fla's own layout and names (docs/FLA_CHECKPOINTS.md), loaded as stored.
+  for (const std::string& variant : GoldenVariants(GoldenFlaDir())) {
+    for (kernels::Backend backend : backends) {
+      cases.push_back({"fla_" + variant, GoldenFlaDir() / variant, backend});
+    }
   }
   return cases;
 }
@@ -46,7 +56,7 @@ class GoldenLogitsTest : public ::testing::TestWithParam<GoldenCase> {
  protected:
   void SetUp() override {
     if (GetParam().backend == kernels::Backend::kCuda) SLOTSERVE_GATE_CUDA_TEST();
-    const auto dir = GoldenModelsDir() / GetParam().variant;
+    const auto dir = GetParam().dir;
     auto golden = LoadGoldenData(dir);
     ASSERT_TRUE(golden.ok()) << golden.status();
     golden_ = *std::move(golden);

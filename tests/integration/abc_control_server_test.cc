@@ -12,37 +12,13 @@
 #include <vector>
 
 #include <gtest/gtest.h>
-#include "nlohmann/json.hpp"
+#include "tests/integration/golden_tokens.h"
 #include "tests/integration/server_process.h"
 #include "tests/integration/server_test.h"
 #include "tests/integration/test_client.h"
 
 namespace slotserve::testing {
 namespace {
-
-struct Golden {
-  std::vector<int32_t> tokens;
-  int vocab = 0;
-  std::vector<float> logits;  // [tokens, vocab]
-};
-
-Golden LoadGolden(const std::filesystem::path& dir) {
-  Golden golden;
-  std::ifstream json_file(dir / "golden.json");
-  const nlohmann::json json = nlohmann::json::parse(json_file);
-  golden.tokens = json["tokens"].get<std::vector<int32_t>>();
-  golden.vocab = json["vocab_size"].get<int>();
-  std::ifstream logits_file(dir / "golden_logits.f32", std::ios::binary);
-  golden.logits.resize(golden.tokens.size() * golden.vocab);
-  logits_file.read(reinterpret_cast<char*>(golden.logits.data()),
-                   static_cast<std::streamsize>(golden.logits.size() * sizeof(float)));
-  return golden;
-}
-
-int32_t Argmax(const Golden& golden, size_t row) {
-  const float* begin = golden.logits.data() + row * golden.vocab;
-  return static_cast<int32_t>(std::max_element(begin, begin + golden.vocab) - begin);
-}
 
 class AbcControlServerTest : public ServerTest {
  protected:

@@ -1,0 +1,24 @@
+// The golden data of tests/golden/<folder>/<variant>/ (golden.json and golden_logits.f32, see
+// tests/golden/README.md) for the integration tests that serve golden models through the real
+// server and compare its greedy tokens with the reference's argmax.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+namespace slotserve::testing {
+
+struct Golden {
+  std::vector<int32_t> tokens;
+  int vocab = 0;
+  std::vector<float> logits;  // [tokens, vocab]
+};
+
+Golden LoadGolden(const std::filesystem::path& dir);
+
+// The reference's greedy choice after tokens[0..row].
+int32_t Argmax(const Golden& golden, size_t row);
+
+}  // namespace slotserve::testing
