@@ -138,11 +138,15 @@ absl::Status CheckFlaTensors(const FlaConfig& config, const WeightShards& shards
                      " model with this config; unsupported options add tensors)"));
   }
   for (const auto& [name, tensor] : shards.tensors()) {
+    // I8 matrices with their row scales are what slotserve-quantize writes (the loader has
+    // linked and checked the scales); anything else integer is not a weight we can read.
+    const bool int8_matrix = tensor->dtype == kernels::DType::kI8 && tensor->shape.size() == 2;
     if (tensor->dtype != kernels::DType::kF32 && tensor->dtype != kernels::DType::kF16 &&
-        tensor->dtype != kernels::DType::kBF16) {
+        tensor->dtype != kernels::DType::kBF16 && !int8_matrix) {
       return absl::InvalidArgumentError(absl::StrCat(
           shards.source(), ": tensor ", name, " is ", kernels::DTypeName(tensor->dtype),
-          "; fla checkpoints are read with F32, F16 or BF16 weights only"));
+          "; fla checkpoints are read with F32, F16 or BF16 weights (or int8 matrices written "
+          "by slotserve-quantize) only"));
     }
   }
   return absl::OkStatus();

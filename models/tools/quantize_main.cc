@@ -2,7 +2,9 @@
 // (docs/MODEL_FORMAT.md, "int8 weights"): every matrix named "*.weight" (the linear layers,
 // the embedding, the LM head) becomes int8 rows with one F32 scale per row; vectors and the
 // attention constants are written as F32. The other files of the directory (config.json,
-// tokenizer.model, ...) are copied unchanged.
+// tokenizer.model, ...) are copied unchanged. An fla checkpoint (docs/FLA_CHECKPOINTS.md) is
+// quantised the same way, its shards written back as one model.safetensors under fla's names
+// (its convolution kernels, [C, 1, W], are not matrices and stay F32).
 //
 //   slotserve-quantize MODEL_DIR OUT_DIR
 //
@@ -17,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "models/fla_config.h"
 #include "models/int8_quantisation.h"
 #include "models/language_model.h"
 #include "models/model_config.h"
@@ -24,6 +27,7 @@
 #include "models/safetensors_writer.h"
 #include "models/shared_config_keys.h"
 #include "models/tools/command_line.h"
+#include "models/weight_shards.h"
 
 namespace slotserve::models {
 namespace {
@@ -33,17 +37,24 @@ std::string FloatBytes(const std::vector<float>& values) {
 }
 
 absl::Status Quantize(const std::filesystem::path& in, const std::filesystem::path& out) {
-  // Only decoder-only models for now: the format is the same for seq2seq, but the Python
+  // Decoder-only models, ours or fla's: the format is the same for seq2seq, but the Python
   // reference does not read int8 seq2seq directories yet, so nothing would check them.
-  SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, ReadConfigFormat(in / "config.json"));
-  if (format != "slotserve-lm") {
-    return absl::UnimplementedError(absl::StrCat((in / "config.json").string(), ": format \"",
-                                                 format,
-                                                 "\" cannot be quantised yet: slotserve-quantize "
-                                                 "writes decoder-only (slotserve-lm) models"));
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::string config_text, ReadConfigFile(in / "config.json"));
+  const bool fla = LooksLikeFlaConfig(config_text);
+  if (fla) {
+    SLOTSERVE_RETURN_IF_ERROR(LoadFlaConfig(in / "config.json").status());
+  } else {
+    SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, ReadConfigFormat(in / "config.json"));
+    if (format != "slotserve-lm") {
+      return absl::UnimplementedError(absl::StrCat((in / "config.json").string(), ": format \"",
+                                                   format,
+                                                   "\" cannot be quantised yet: slotserve-quantize "
+                                                   "writes decoder-only (slotserve-lm) models"));
+    }
+    SLOTSERVE_RETURN_IF_ERROR(LoadModelConfig(in / "config.json").status());
   }
-  SLOTSERVE_RETURN_IF_ERROR(LoadModelConfig(in / "config.json").status());
-  SLOTSERVE_ASSIGN_OR_RETURN(auto file, SafetensorsFile::Open(in / "model.safetensors"));
+  // One model.safetensors, or an fla checkpoint's shards (written back as one file).
+  SLOTSERVE_ASSIGN_OR_RETURN(const WeightShards shards, WeightShards::Open(in));
   if (std::filesystem::exists(out) && !std::filesystem::is_empty(out)) {
     return absl::AlreadyExistsError(
         absl::StrCat(out.string(), ": exists and is not empty; give a new directory"));
@@ -52,8 +63,8 @@ absl::Status Quantize(const std::filesystem::path& in, const std::filesystem::pa
   std::vector<TensorToWrite> tensors;
   int quantised = 0;
   int64_t bytes_before = 0;
-  for (const auto& [name, tensor] : file->tensors()) {
-    if (tensor.is_row_scale) continue;  // an already-int8 matrix brings its scales below
+  for (const auto& [name, stored] : shards.tensors()) {
+    const SafetensorsTensor& tensor = *stored;  // row scales come with their int8 matrix
     bytes_before += tensor.bytes;
     const std::vector<float> values = tensor.ToFloat32();
     if (!QuantisedInInt8(name, tensor.shape)) {
@@ -70,7 +81,10 @@ absl::Status Quantize(const std::filesystem::path& in, const std::filesystem::pa
   }
   SLOTSERVE_RETURN_IF_ERROR(WriteSafetensors(out / "model.safetensors", tensors));
   for (const auto& entry : std::filesystem::directory_iterator(in)) {
-    if (!entry.is_regular_file() || entry.path().filename() == "model.safetensors") continue;
+    const std::string file = entry.path().filename().string();
+    const bool weights = file == WeightShards::kSingleFile || file == WeightShards::kIndexFile ||
+                         (file.starts_with("model-") && file.ends_with(".safetensors"));
+    if (!entry.is_regular_file() || weights) continue;
     std::filesystem::copy_file(entry.path(), out / entry.path().filename());
   }
   int64_t bytes_after = 0;

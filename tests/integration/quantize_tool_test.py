@@ -7,9 +7,13 @@
   - the written directory serves: slotserve-generate on it gives the same greedy tokens as
     the PyTorch reference run on the dequantised weights it reads back;
   - it refuses a non-empty output directory, a missing model and an encoder-decoder config,
-    each with a one-line message, exit status 1 (2 for a bad command line).
+    each with a one-line message, exit status 1 (2 for a bad command line);
+  - on an fla checkpoint in three shards (docs/FLA_CHECKPOINTS.md) it writes one file under
+    fla's names, matrices int8 as the Python quantiser makes them, the convolution kernels and
+    norms F32, and the result generates what fla's float64 reference computes from the
+    dequantised weights.
 
-Usage: quantize_tool_test.py QUANTIZE_BINARY GENERATE_BINARY MODEL_DIR SEQ2SEQ_MODEL_DIR
+Usage: quantize_tool_test.py QUANTIZE_BINARY GENERATE_BINARY MODEL_DIR SEQ2SEQ_MODEL_DIR FLA_DIR
 """
 import shutil
 import subprocess
@@ -37,8 +41,47 @@ def run(*args):
     return subprocess.run([str(a) for a in args], capture_output=True, text=True, timeout=300)
 
 
-def main(quantize, generate, model, seq2seq):
-    model, seq2seq = Path(model), Path(seq2seq)
+def check_fla(quantize, generate, fla_dir, tmp):
+    from slotserve_ref.fla.checkpoint import read_weight_files
+    from slotserve_ref.fla.config import FlaConfig
+    from slotserve_ref.fla.model import FlaModel
+    out = Path(tmp) / "fla-int8"
+    result = run(quantize, fla_dir, out)
+    check(result.returncode == 0, f"quantize an fla checkpoint exits 0 ({result.stderr.strip()})")
+    check((out / "model.safetensors").exists() and not (out / "model.safetensors.index.json").exists(),
+          "fla shards are written back as one model.safetensors")
+    source = read_weight_files(fla_dir)
+    written = load_file(out / "model.safetensors")
+    dequantised = {}
+    for name, tensor in source.items():
+        if is_quantized(name, tuple(tensor.shape)):
+            q, scale = quantize_rows(tensor.double(), name)
+            check(written[name].dtype == torch.int8 and torch.equal(written[name], q)
+                  and torch.equal(written[name + "_scale"], scale.float()),
+                  f"fla {name}: int8 rows and scales equal the Python quantiser's")
+            dequantised[name] = written[name].double() * written[name + "_scale"].double()[:, None]
+        else:
+            check(written[name].dtype == torch.float32 and torch.equal(written[name], tensor.float()),
+                  f"fla {name}: kept as F32 under fla's name")
+            dequantised[name] = written[name].double()
+    reference = FlaModel(FlaConfig.load(out / "config.json"), dequantised)
+    prompt = [1, 136, 67, 118, 195]
+    result = run(generate, "--model", out, "--backend", "cpu", "--max-new-tokens", "8",
+                 "--prompt-ids", ",".join(map(str, prompt)))
+    check(result.returncode == 0, f"slotserve-generate on the int8 fla model ({result.stderr.strip()})")
+    engine_ids = ([int(t) for t in result.stdout.strip().split(",")]
+                  if result.returncode == 0 else [])
+    logits, state = reference.prefill(torch.tensor(prompt))
+    tokens = [int(logits[-1].argmax())]
+    for _ in range(7):
+        logits, state = reference.step(tokens[-1], state)
+        tokens.append(int(logits.argmax()))
+    check(engine_ids == tokens, f"fla int8: greedy tokens equal the reference's on the dequantised "
+                                f"weights ({engine_ids} vs {tokens})")
+
+
+def main(quantize, generate, model, seq2seq, fla_dir):
+    model, seq2seq, fla_dir = Path(model), Path(seq2seq), Path(fla_dir)
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "int8"
         result = run(quantize, model, out)
@@ -89,6 +132,7 @@ def main(quantize, generate, model, seq2seq):
               f"an encoder-decoder model is refused ({result.stderr.strip()})")
         result = run(quantize, model)
         check(result.returncode == 2 and "usage" in result.stderr, "a bad command line: usage")
+        check_fla(quantize, generate, fla_dir, tmp)
     print(f"{len(failures)} failed")
     return 1 if failures else 0
 
