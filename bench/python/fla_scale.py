@@ -5,6 +5,8 @@ int8 twin (slotserve-quantize), each
 
   * started as a real slotserve-server: seconds until it listens (config, shards, checks,
     weights to memory), resident memory after start-up and at peak (VmRSS / VmHWM);
+  * asked through gRPC (the Python client) for 16 tokens by 4 concurrent requests (prompt of 32
+    token ids each): time to first token and generated tokens/s as a user sees them;
   * decoded by the engine at batch 1/8/32 (slotserve-bench --suite=decode, medians);
 
 and the state one request holds next to a softmax transformer of the same width and depth
@@ -17,6 +19,7 @@ Usage: bench/python/fla_scale.py --build build --out bench/results MODEL_DIR [MO
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import csv
 import json
 import re
@@ -29,8 +32,34 @@ from pathlib import Path
 CONTEXTS = (2048, 8192, 32768)
 
 
-def start_server(build: Path, model: Path, threads: int, slots: int):
-    """(seconds until listening, VmRSS bytes, VmHWM bytes, state bytes per request)."""
+def serve_requests(build: Path, port: int, vocab: int, streams: int = 4, new_tokens: int = 16):
+    """`streams` concurrent requests for `new_tokens` through the real gRPC API: (median time to first
+    token in s, generated tokens per second over the whole round)."""
+    sys.path.insert(0, str(build / "clients" / "python"))
+    import slotserve  # the project's Python client, generated stubs under the build
+    client = slotserve.Client(f"127.0.0.1:{port}")
+
+    def one(i: int):
+        prompt = [1] + [(97 * i + 13 * t) % (vocab - 3) + 3 for t in range(31)]
+        begin = time.monotonic()
+        first, count = None, 0
+        for chunk in client.generate(prompt, max_new_tokens=new_tokens, ignore_eos=True):
+            if first is None:
+                first = time.monotonic() - begin
+            count += len(chunk.token_ids)
+        return first, count
+
+    begin = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(streams) as pool:
+        results = list(pool.map(one, range(streams)))
+    seconds = time.monotonic() - begin
+    firsts = sorted(r[0] for r in results)
+    return firsts[len(firsts) // 2], sum(r[1] for r in results) / seconds
+
+
+def start_server(build: Path, model: Path, threads: int, slots: int, vocab: int):
+    """(seconds until listening, VmRSS bytes, VmHWM bytes, state bytes per request, served:
+    (median time to first token, tokens/s) of 4 concurrent gRPC streams)."""
     log = tempfile.TemporaryFile(mode="w+")
     started = time.monotonic()
     proc = subprocess.Popen([str(build / "server" / "slotserve-server"), f"--model={model}",
@@ -53,7 +82,9 @@ def start_server(build: Path, model: Path, threads: int, slots: int):
         rss = int(re.search(r"VmRSS:\s+(\d+) kB", status).group(1)) * 1024
         peak = int(re.search(r"VmHWM:\s+(\d+) kB", status).group(1)) * 1024
         state = int(re.search(r"(\d+) state bytes per request", text).group(1))
-        return seconds, rss, peak, state
+        port = int(re.search(r"listening on [^,]*:(\d+),", text).group(1))
+        served = serve_requests(build, port, vocab)
+        return seconds, rss, peak, state, served
     finally:
         proc.terminate()
         proc.wait(timeout=60)
@@ -100,14 +131,16 @@ def main() -> int:
     args = parser.parse_args()
     rows = []
     for model in args.models:
-        seconds, rss, peak, state = start_server(args.build, model, args.threads, args.slots)
-        speeds = decode(args.build, model, args.threads, args.batches)
         config = json.loads((model / "config.json").read_text())
+        seconds, rss, peak, state, served = start_server(args.build, model, args.threads,
+                                                         args.slots, config["vocab_size"])
+        speeds = decode(args.build, model, args.threads, args.batches)
         weight_bytes = sum(p.stat().st_size for p in model.glob("*.safetensors"))
         kv_per_token = 2 * config["num_hidden_layers"] * config["hidden_size"] * 2  # K+V, BF16
         row = {"model": model.name, "dtype": dtype_of(model), "weight_file_bytes": weight_bytes,
                "start_s": round(seconds, 2), "rss_after_start_bytes": rss, "peak_rss_bytes": peak,
-               "state_bytes_per_request": state}
+               "state_bytes_per_request": state, "grpc_4x16_first_token_s": round(served[0], 3),
+               "grpc_4x16_tokens_per_s": round(served[1], 2)}
         for batch, (step_ms, tokens) in sorted(speeds.items()):
             row[f"b{batch}_step_ms"] = step_ms
             row[f"b{batch}_tokens_per_s"] = tokens
@@ -122,13 +155,14 @@ def main() -> int:
         writer.writerows(rows)
     gib = 1 << 30
     mib = 1 << 20
-    lines = ["| model | weights | start-up (s) | RSS after start | peak RSS | "
+    lines = ["| model | weights | start-up (s) | RSS after start | peak RSS | gRPC 4×16: first token (s), tok/s | "
              + " | ".join(f"b{b} tok/s (step ms)" for b in sorted(speeds)) + " |",
-             "|---|---|---:|---:|---:|" + "---:|" * len(speeds)]
+             "|---|---|---:|---:|---:|---:|" + "---:|" * len(speeds)]
     for r in rows:
         cells = [r["model"], f"{r['dtype']}, {r['weight_file_bytes'] / gib:.2f} GiB",
                  f"{r['start_s']:.1f}", f"{r['rss_after_start_bytes'] / gib:.2f} GiB",
-                 f"{r['peak_rss_bytes'] / gib:.2f} GiB"]
+                 f"{r['peak_rss_bytes'] / gib:.2f} GiB",
+                 f"{r['grpc_4x16_first_token_s']:.2f}, {r['grpc_4x16_tokens_per_s']:.1f}"]
         cells += [f"{r[f'b{b}_tokens_per_s']:.1f} ({r[f'b{b}_step_ms']:.0f})" for b in sorted(speeds)]
         lines.append("| " + " | ".join(cells) + " |")
     state = rows[0]["state_bytes_per_request"]
