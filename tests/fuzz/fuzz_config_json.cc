@@ -1,9 +1,12 @@
-// libFuzzer target: config.json text -> ParseModelConfig (strict JSON, every key validated).
-// Any input must give a config or a clear error; never a crash, leak or undefined behaviour.
+// libFuzzer target: config.json text -> ParseModelConfig (strict JSON, every key validated) and
+// the fla checkpoint reader ParseFlaConfig (docs/FLA_CHECKPOINTS.md §1), which the loader picks
+// when LooksLikeFlaConfig. Any input must give a config or a clear error; never a crash, leak or
+// undefined behaviour; and an accepted fla config's derived sizes must be consistent.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "models/fla_config.h"
 #include "models/model_config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -11,5 +14,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<slotserve::models::ModelConfig> config =
       slotserve::models::ParseModelConfig(text, "config.json");
   if (!config.ok() && config.status().message().empty()) __builtin_trap();  // errors must say why
+  (void)slotserve::models::LooksLikeFlaConfig(text);
+  absl::StatusOr<slotserve::models::FlaConfig> fla =
+      slotserve::models::ParseFlaConfig(text, "config.json");
+  if (!fla.ok() && fla.status().message().empty()) __builtin_trap();
+  if (fla.ok()) {
+    const slotserve::models::FlaConfig& c = *fla;
+    const bool consistent = c.num_heads > 0 && c.num_kv_heads > 0 &&
+                            c.num_heads % c.num_kv_heads == 0 && c.key_dim % c.num_heads == 0 &&
+                            c.value_dim % c.num_heads == 0 && c.head_k_dim() > 0 &&
+                            c.head_v_dim() > 0 && c.num_slots > 0 && c.intermediate_size > 0 &&
+                            c.vocab_size > 0 && c.num_layers > 0 && c.conv_size > 0 &&
+                            (!c.use_rope || c.head_k_dim() % 2 == 0);
+    if (!consistent) __builtin_trap();
+  }
   return 0;
 }

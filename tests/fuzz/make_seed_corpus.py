@@ -2,7 +2,8 @@
 """Writes the committed seed corpus of the fuzz targets (tests/fuzz/corpus/<target>/): small,
 valid inputs the fuzzers mutate from. Run from anywhere; needs protoc (protobuf-compiler).
 
-  config_json/      the golden models' config.json files (every attention kind)
+  config_json/      the golden models' config.json files (every attention kind) and the golden
+                    fla checkpoints' (fla_<variant>.json)
   safetensors/      tiny F32, F16 and BF16 weight files matching fuzz_safetensors.cc's config
   request_parsing/  GenerateRequest messages in wire format (text and token-id prompts,
                     sampling, stopping and logprob options)
@@ -96,6 +97,9 @@ def main():
         (CORPUS / sub).mkdir(parents=True, exist_ok=True)
     for config in sorted((REPO / "tests" / "golden" / "models").glob("*/config.json")):
         (CORPUS / "config_json" / f"{config.parent.name}.json").write_bytes(config.read_bytes())
+    for variant in ("gsa", "gsa_conv_gqa_sharded", "abc_rope_clamp", "gsa_legacy_norm_first"):
+        config = REPO / "tests" / "golden" / "fla" / variant / "config.json"
+        (CORPUS / "config_json" / f"fla_{variant}.json").write_bytes(config.read_bytes())
     for dtype in ("F32", "F16", "BF16"):
         (CORPUS / "safetensors" / f"abc_{dtype.lower()}.safetensors").write_bytes(safetensors(dtype))
     for name, text in REQUESTS.items():
