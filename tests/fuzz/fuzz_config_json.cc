@@ -20,12 +20,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!fla.ok() && fla.status().message().empty()) __builtin_trap();
   if (fla.ok()) {
     const slotserve::models::FlaConfig& c = *fla;
-    const bool consistent = c.num_heads > 0 && c.num_kv_heads > 0 &&
-                            c.num_heads % c.num_kv_heads == 0 && c.key_dim % c.num_heads == 0 &&
-                            c.value_dim % c.num_heads == 0 && c.head_k_dim() > 0 &&
-                            c.head_v_dim() > 0 && c.num_slots > 0 && c.intermediate_size > 0 &&
-                            c.vocab_size > 0 && c.num_layers > 0 && c.conv_size > 0 &&
-                            (!c.use_rope || c.head_k_dim() % 2 == 0);
+    const bool consistent =
+        c.num_heads > 0 && c.num_kv_heads > 0 && c.num_heads % c.num_kv_heads == 0 &&
+        c.key_dim % c.num_heads == 0 && c.value_dim % c.num_heads == 0 && c.head_k_dim() > 0 &&
+        c.head_v_dim() > 0 && c.num_slots > 0 && c.intermediate_size > 0 && c.vocab_size > 0 &&
+        c.num_layers > 0 && c.conv_size > 0 && (!c.use_rope || c.head_k_dim() % 2 == 0);
     if (!consistent) __builtin_trap();
   }
   return 0;

@@ -3,7 +3,11 @@
 slotserve-server exit non-zero at start-up with one clear message that names the file and the
 field or tensor at fault, and must never crash (no signal, no sanitizer report).
 
-Usage: hostile_model_files_test.py SERVER_BINARY GOOD_MODEL_DIR
+Usage: hostile_model_files_test.py SERVER_BINARY GOOD_MODEL_DIR [GOOD_FLA_SHARDED_DIR]
+
+With the third argument, FLA_CASES spoil an fla checkpoint in three shards with an index
+(docs/FLA_CHECKPOINTS.md): missing or truncated shards, an index that disagrees with its shards,
+non-finite weights in a 16-bit shard, and config fields fla's reader refuses.
 
 Every case copies GOOD_MODEL_DIR, spoils one thing with plain byte and JSON edits written here
 (independent of the C++ loader), starts the server on a free loopback port and checks its exit
@@ -203,6 +207,12 @@ def config_text(text):
     return spoil
 
 
+def config_text_in(file_name, text):
+    def spoil(d):
+        (d / file_name).write_text(text)
+    return spoil
+
+
 def config_repeated_key(d):
     p = d / "config.json"
     text = p.read_text().rstrip()
@@ -275,6 +285,100 @@ CASES = [
 ]
 
 
+# --- fla checkpoints in shards ---------------------------------------------------------------
+
+FLA_INDEX = "model.safetensors.index.json"
+
+
+def shard_of(d, tensor):
+    return json.loads((d / FLA_INDEX).read_text())["weight_map"][tensor]
+
+
+def edits_fla_shard(tensor):
+    """edit(header, payload, tensor) applied to the shard holding `tensor`."""
+    def wrap(edit):
+        def spoil(d):
+            p = d / shard_of(d, tensor)
+            header, payload = read_safetensors(p)
+            changed = edit(header, payload, tensor)
+            write_safetensors(p, header, payload if changed is None else changed)
+        spoil.__name__ = edit.__name__
+        return spoil
+    return wrap
+
+
+@edits_fla_shard("model.norm.weight")
+def fla_nan_in_f16_norm(header, payload, tensor):
+    begin, _ = header[tensor]["data_offsets"]
+    payload = bytearray(payload)
+    payload[begin + 2:begin + 4] = struct.pack("<H", 0x7E00)  # F16 NaN
+    return bytes(payload)
+
+
+@edits_fla_shard("model.layers.1.attn.f_proj.weight")
+def fla_tensor_dropped_from_shard(header, payload, tensor):
+    del header[tensor]
+    return None
+
+
+def fla_index_edit(edit):
+    def spoil(d):
+        p = d / FLA_INDEX
+        index = json.loads(p.read_text())
+        edit(d, index)
+        p.write_text(json.dumps(index))
+    return spoil
+
+
+def fla_index_moves_tensor(d, index):
+    name = "model.norm.weight"
+    shards = sorted(set(index["weight_map"].values()))
+    index["weight_map"][name] = next(s for s in shards if s != index["weight_map"][name])
+
+
+def fla_drop_from_index(d, index):
+    name = "model.layers.1.attn.f_proj.weight"
+    del index["weight_map"][name]
+
+
+def fla_tensor_dropped_from_shard_and_index(d):
+    fla_tensor_dropped_from_shard(d)
+    fla_index_edit(fla_drop_from_index)(d)
+
+
+def fla_remove_shard(d):
+    (d / "model-00002-of-00003.safetensors").unlink()
+
+
+def fla_truncate_shard(d):
+    p = d / "model-00003-of-00003.safetensors"
+    p.write_bytes(p.read_bytes()[:-500])
+
+
+FLA_CASES = [
+    ("fla: a listed shard is missing", fla_remove_shard, ["model-00002-of-00003.safetensors"]),
+    ("fla: a shard is truncated", fla_truncate_shard, ["model-00003-of-00003.safetensors"]),
+    ("fla: the index puts a tensor in the wrong shard", fla_index_edit(fla_index_moves_tensor),
+     [FLA_INDEX, "model.norm.weight"]),
+    ("fla: a shard holds a tensor the index does not list", fla_index_edit(fla_drop_from_index),
+     [FLA_INDEX, "model.layers.1.attn.f_proj.weight"]),
+    ("fla: a listed tensor is missing from its shard", fla_tensor_dropped_from_shard,
+     [FLA_INDEX, "missing from their shard", "model.layers.1.attn.f_proj.weight"]),
+    ("fla: a tensor is missing from shard and index", fla_tensor_dropped_from_shard_and_index,
+     ["missing tensor", "model.layers.1.attn.f_proj.weight"]),
+    ("fla: the index is not JSON", config_text_in(FLA_INDEX, '{"weight_map": {'), [FLA_INDEX]),
+    ("fla: NaN in an F16 norm weight", fla_nan_in_f16_norm, ["model.norm.weight", "NaN"]),
+    ("fla: unknown config field", config_edit(lambda c: c.update(use_beta=True)),
+     ["config.json", "use_beta"]),
+    ("fla: kv heads do not divide heads", config_edit(lambda c: c.update(num_kv_heads=3)),
+     ["config.json", "num_kv_heads"]),
+    ("fla: hybrid attention layers", config_edit(lambda c: c.update(attn={"layers": [0]})),
+     ["config.json", "attn"]),
+    ("fla: another model_type", config_edit(lambda c: c.update(model_type="mamba2")),
+     ["config.json", "model_type", "mamba2"]),
+]
+
+
 def run_case(server, good_dir, work, name, spoil, words):
     d = work / name.replace(" ", "_").replace(":", "")
     shutil.copytree(good_dir, d)
@@ -300,14 +404,17 @@ def run_case(server, good_dir, work, name, spoil, words):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         print(__doc__)
         return 2
     server, good_dir = sys.argv[1], Path(sys.argv[2])
+    runs = [(good_dir, case) for case in CASES]
+    if len(sys.argv) == 4:
+        runs += [(Path(sys.argv[3]), case) for case in FLA_CASES]
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="hostile-models-") as tmp:
-        for name, spoil, words in CASES:
-            problem = run_case(server, good_dir, Path(tmp), name, spoil, words)
+        for directory, (name, spoil, words) in runs:
+            problem = run_case(server, directory, Path(tmp), name, spoil, words)
             if problem is None:
                 passed += 1
                 print(f"ok    {name}")
