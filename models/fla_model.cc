@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <limits>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/abc_attention.h"
@@ -15,6 +14,7 @@
 #include "kernels/swiglu.h"
 #include "models/block_ops.h"
 #include "models/finite_weights.h"
+#include "models/step_slots.h"
 
 namespace slotserve::models {
 namespace {
@@ -197,15 +197,11 @@ absl::Status FlaModel::Prefill(StateArena& states, int slot, std::span<const int
                                                    states.position(slot), " and cannot take ",
                                                    tokens.size(), " more tokens"));
   }
-  for (size_t first = 0; first < tokens.size(); first += kMaxRowsPerPass) {
-    const size_t rows = std::min<size_t>(kMaxRowsPerPass, tokens.size() - first);
-    const bool last_pass = first + rows == tokens.size();
-    std::span<float> pass_logits =
-        every_logit ? logits.subspan(first * vocab, rows * vocab) : logits;
-    SLOTSERVE_RETURN_IF_ERROR(PrefillPass(states, slot, tokens.subspan(first, rows), every_logit,
-                                          !every_logit && last_pass, pass_logits));
-  }
-  return absl::OkStatus();
+  return ForEachPrefillPass(
+      tokens.size(), kMaxRowsPerPass, every_logit, vocab, logits,
+      [&](size_t first, size_t rows, bool every, bool last, std::span<float> pass_logits) {
+        return PrefillPass(states, slot, tokens.subspan(first, rows), every, last, pass_logits);
+      });
 }
 
 absl::Status FlaModel::PrefillPass(StateArena& states, int slot, std::span<const int32_t> tokens,
@@ -249,42 +245,18 @@ absl::Status FlaModel::Step(StateArena& states, std::span<const int32_t> slots,
     return absl::InvalidArgumentError(absl::StrCat("Step: logits holds ", logits.size(),
                                                    " floats, expected ", slots.size() * vocab));
   }
-  if (slot_in_step_.size() < static_cast<size_t>(states.num_slots())) {
-    slot_in_step_.resize(states.num_slots(), false);
-  }
-  size_t marked = 0;
-  absl::Cleanup unmark = [&] {
-    for (size_t j = 0; j < marked; ++j) slot_in_step_[slots[j]] = false;
-  };
-  std::vector<int32_t> positions(slots.size());
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const int32_t slot = slots[i];
-    if (slot < 0 || slot >= states.num_slots()) {
-      return absl::InvalidArgumentError(absl::StrCat("Step: slot ", slot, " at index ", i,
-                                                     " is outside the state arena [0, ",
-                                                     states.num_slots(), ")"));
-    }
-    if (slot_in_step_[slot]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("Step: slot ", slot, " appears more than once; slots must be distinct"));
-    }
-    slot_in_step_[slot] = true;
-    ++marked;
-    if (states.position(slot) >= max_positions()) {
-      return absl::InvalidArgumentError(absl::StrCat("Step: slot ", slot, " is at position ",
-                                                     states.position(slot),
-                                                     " and cannot take another token"));
-    }
-    positions[i] = states.position(slot);
-  }
+  SLOTSERVE_RETURN_IF_ERROR(slot_check_.Check(states, slots, max_positions(), "Step"));
+  // Kept between steps, so a decode step allocates nothing here.
+  step_positions_.resize(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) step_positions_[i] = states.position(slots[i]);
   const int rows = static_cast<int>(slots.size());
   SLOTSERVE_RETURN_IF_ERROR(Reserve(rows, rows));
   const kernels::Stream stream = stream_.get();
   const size_t index_bytes = static_cast<size_t>(rows) * sizeof(int32_t);
   kernels::CopyHostToDevice(backend_, scratch_.tokens.data(), tokens.data(), index_bytes, stream);
   kernels::CopyHostToDevice(backend_, scratch_.slots.data(), slots.data(), index_bytes, stream);
-  kernels::CopyHostToDevice(backend_, scratch_.positions.data(), positions.data(), index_bytes,
-                            stream);
+  kernels::CopyHostToDevice(backend_, scratch_.positions.data(), step_positions_.data(),
+                            index_bytes, stream);
   MixerCall call;
   call.step_target.state.pool = states.device_data();
   call.step_target.state.slot_stride = states.floats_per_slot();
@@ -295,7 +267,7 @@ absl::Status FlaModel::Step(StateArena& states, std::span<const int32_t> slots,
   kernels::CopyDeviceToHost(backend_, logits.data(), scratch_.logits.data(), logits.size_bytes(),
                             stream);
   kernels::Synchronize(backend_, stream);
-  for (size_t i = 0; i < slots.size(); ++i) states.set_position(slots[i], positions[i] + 1);
+  for (size_t i = 0; i < slots.size(); ++i) states.set_position(slots[i], step_positions_[i] + 1);
   return absl::OkStatus();
 }
 

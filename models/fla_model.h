@@ -27,6 +27,7 @@
 #include "models/fla_config.h"
 #include "models/fla_weights.h"
 #include "models/language_model.h"
+#include "models/step_slots.h"
 
 namespace slotserve::models {
 
@@ -103,7 +104,10 @@ class FlaModel final : public LanguageModel {
   FlaLayerStateLayout layout_;
   kernels::DeviceStream stream_;
   Scratch scratch_;
-  std::vector<bool> slot_in_step_;
+  // Slots inside the arena, distinct, below max_positions: checked before a step runs.
+  StepSlotCheck slot_check_;
+  // The stepped slots' positions (RoPE's), staged for the device.
+  std::vector<int32_t> step_positions_;
 };
 
 }  // namespace slotserve::models

@@ -4,7 +4,6 @@
 #include <limits>
 #include <vector>
 
-#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "kernels/activation.h"
@@ -15,6 +14,7 @@
 #include "kernels/positions.h"
 #include "models/attention_kind.h"
 #include "models/block_ops.h"
+#include "models/step_slots.h"
 
 namespace slotserve::models {
 namespace {
@@ -154,16 +154,11 @@ absl::StatusOr<int32_t> TransformerModel::PrefillAndSample(StateArena& states, i
 absl::Status TransformerModel::RunPrefill(StateArena& states, int slot,
                                           std::span<const int32_t> tokens, bool every_logit,
                                           std::span<float> logits) {
-  const int64_t vocab = config_.vocab_size;
-  for (size_t first = 0; first < tokens.size(); first += kMaxRowsPerPass) {
-    const size_t rows = std::min<size_t>(kMaxRowsPerPass, tokens.size() - first);
-    const bool last_pass = first + rows == tokens.size();
-    std::span<float> pass_logits =
-        every_logit ? logits.subspan(first * vocab, rows * vocab) : logits;
-    SLOTSERVE_RETURN_IF_ERROR(PrefillPass(states, slot, tokens.subspan(first, rows), every_logit,
-                                          !every_logit && last_pass, pass_logits));
-  }
-  return absl::OkStatus();
+  return ForEachPrefillPass(
+      tokens.size(), kMaxRowsPerPass, every_logit, config_.vocab_size, logits,
+      [&](size_t first, size_t rows, bool every, bool last, std::span<float> pass_logits) {
+        return PrefillPass(states, slot, tokens.subspan(first, rows), every, last, pass_logits);
+      });
 }
 
 absl::Status TransformerModel::PrefillPass(StateArena& states, int slot,
@@ -210,34 +205,7 @@ absl::Status TransformerModel::CheckStepInputs(const StateArena& states,
                                                    slots.size(), " slots, expected one each"));
   }
   SLOTSERVE_RETURN_IF_ERROR(CheckTokensInVocabulary(tokens, config_.vocab_size, call));
-  if (slot_in_step_.size() < static_cast<size_t>(states.num_slots())) {
-    slot_in_step_.resize(states.num_slots(), false);
-  }
-  size_t marked = 0;  // slots[0, marked) are flagged in slot_in_step_
-  absl::Cleanup unmark = [&] {
-    for (size_t j = 0; j < marked; ++j) slot_in_step_[slots[j]] = false;
-  };
-  for (size_t i = 0; i < slots.size(); ++i) {
-    const int32_t slot = slots[i];
-    if (slot < 0 || slot >= states.num_slots()) {
-      return absl::InvalidArgumentError(absl::StrCat(call, ": slot ", slot, " at index ", i,
-                                                     " is outside the state arena [0, ",
-                                                     states.num_slots(), ")"));
-    }
-    if (slot_in_step_[slot]) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(call, ": slot ", slot, " appears more than once; slots must be distinct"));
-    }
-    slot_in_step_[slot] = true;
-    ++marked;
-    if (states.position(slot) >= max_positions()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(call, ": slot ", slot, " is at position ", states.position(slot),
-                       " and cannot take another token: this model holds at most ", max_positions(),
-                       " positions per request"));
-    }
-  }
-  return absl::OkStatus();
+  return slot_check_.Check(states, slots, max_positions(), call);
 }
 
 absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t> slots,

@@ -27,6 +27,7 @@
 #include "kernels/step_graph_cache.h"
 #include "models/forward_scratch.h"
 #include "models/language_model.h"
+#include "models/step_slots.h"
 #include "models/token_selector.h"
 #include "models/transformer_weights.h"
 
@@ -126,9 +127,8 @@ class TransformerModel final : public LanguageModel {
   std::vector<int32_t> step_slots_;
   std::vector<int32_t> step_positions_;
   std::vector<int32_t> step_embed_positions_;
-  // One flag per arena slot, all false between steps: the distinct-slots check without a
-  // per-step hash set.
-  std::vector<bool> slot_in_step_;
+  // Slots inside the arena, distinct, below max_positions: checked before a step runs.
+  StepSlotCheck slot_check_;
   // A selecting call's per-row options and adjustments on the device, and the ids it picks.
   TokenSelector selector_;
 };
