@@ -48,7 +48,6 @@ class FlaModel final : public LanguageModel {
                                                         kernels::Backend backend);
 
   const ModelConfig& config() const override { return config_; }
-  const FlaConfig& fla_config() const { return fla_; }
   const FlaConfig* fla() const override { return &fla_; }
   kernels::Backend backend() const override { return backend_; }
   int64_t state_bytes_per_request() const override;
