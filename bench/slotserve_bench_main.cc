@@ -35,6 +35,7 @@
 #include "bench/result_table.h"
 #include "bench/scheduler_benchmark.h"
 #include "bench/state_round_trip.h"
+#include "models/int8_activations.h"
 
 ABSL_FLAG(std::string, suite, "",
           "anchors, models, decode, context, prefill, memory, scheduler or state");
@@ -44,6 +45,8 @@ ABSL_FLAG(std::string, backend, "cpu", "reference, cpu or cuda");
 ABSL_FLAG(int, threads, 1,
           "Compute threads (the engine's worker pool; OpenBLAS runs inside it) and bandwidth-test "
           "threads");
+ABSL_FLAG(bool, int8_activations, false,
+          "int8 models: quantise linear layers' inputs to int8 too (models/int8_activations.h)");
 ABSL_FLAG(int, warmup, 1, "untimed repeats before the timed ones");
 ABSL_FLAG(int, repeats, 7, "timed repeats; the tables quote their median");
 ABSL_FLAG(int, steps_per_repeat, 8, "decode steps timed together in one repeat");
@@ -318,6 +321,7 @@ absl::Status Run() {
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
   base::SetComputeThreads(threads);
+  models::SetInt8Activations(absl::GetFlag(FLAGS_int8_activations));
   const std::string suite = absl::GetFlag(FLAGS_suite);
   if (suite == "anchors") return RunAnchors();
   if (suite == "decode") return RunDecode();

@@ -17,6 +17,11 @@ struct LinearParams {
   DType weight_dtype = DType::kF32;  // F32, F16, BF16 or I8 on every backend
   // I8 only: W[o, i] = weight[o, i] * weight_scale[o] (per output channel), [out_features].
   const float* weight_scale = nullptr;
+  // I8 only, cpu and reference: quantise each input row to int8 per block of 32 values
+  // (int8_activation_blocks.h) and multiply int8 by int8, as llama.cpp's Q8_0 does. Faster at
+  // decode batches; the logits move by the activations' rounding, so it is a choice
+  // (--int8-activations), not the default. The cuda backend refuses it.
+  bool int8_activations = false;
   int out_features = 0;
   const float* bias = nullptr;  // [out_features] or null
   float* y = nullptr;           // [rows, y_stride]; must not alias x

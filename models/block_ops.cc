@@ -5,6 +5,7 @@
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"
 #include "kernels/positions.h"
+#include "models/int8_activations.h"
 
 namespace slotserve::models {
 
@@ -19,6 +20,7 @@ void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMat
   params.weight = weight.buffer.data();
   params.weight_dtype = weight.dtype;
   params.weight_scale = weight.scale.as<float>();
+  params.int8_activations = weight.dtype == kernels::DType::kI8 && Int8Activations();
   params.out_features = weight.rows;
   params.bias = bias;
   params.y = y;

@@ -51,7 +51,20 @@ absl::Status CheckWeightsAreFinite(const SafetensorsFile& file) {
 
 absl::Status CheckTensorIsFinite(const std::string& source, const SafetensorsTensor& tensor) {
   const std::string& name = tensor.name;
-  if (tensor.dtype == kernels::DType::kI8) return absl::OkStatus();
+  if (tensor.dtype == kernels::DType::kI8) {
+    // Integers are always finite, but the format keeps them symmetric: the int8 x int8 kernels
+    // (kernels/cpu/int8_dot_linear.h) negate weights, and -128 has no negation in int8.
+    const auto* values = reinterpret_cast<const int8_t*>(tensor.data);
+    for (int64_t i = 0; i < tensor.num_elements(); ++i) {
+      if (values[i] == -128) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(source, ": tensor ", name, " holds -128 at element ", i,
+                         ": int8 weights must lie in [-127, 127] (q = round(w / scale), scale = "
+                         "max |w| / 127)"));
+      }
+    }
+    return absl::OkStatus();
+  }
   const ExponentLayout layout = LayoutOf(tensor.dtype);
   const int64_t count = tensor.num_elements();
   const bool wide = tensor.dtype == kernels::DType::kF32;

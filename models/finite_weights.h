@@ -1,6 +1,7 @@
 // Refuses weight files that hold NaN or infinity. A single non-finite value in a norm weight
 // or a projection turns every logit of every request into NaN, which the server would then
 // serve as garbage tokens; found at load, it is one clear error naming the tensor instead.
+// int8 matrices are checked for the one value the format forbids, -128.
 #pragma once
 
 #include <string>

@@ -9,6 +9,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -93,6 +94,10 @@ ABSL_FLAG(std::string, state_key_file, "",
 ABSL_FLAG(int, threads, 0,
           "Compute threads for the cpu backend: OpenBLAS's and the engine's own (16-bit "
           "linear layers, attention steps); 0 = one per core this process may run on");
+ABSL_FLAG(bool, int8_activations, false,
+          "int8 models, cpu backend: quantise each linear layer's input to int8 (blocks of 32, "
+          "as llama.cpp's Q8_0) and multiply int8 by int8; faster decoding, logits carry the "
+          "inputs' rounding too (off: exact dequantised weights). No effect on other models");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
 ABSL_FLAG(int, max_new_tokens_limit, 4096, "Largest max_new_tokens a request may ask for");
@@ -193,6 +198,23 @@ bool IsServerFlagFile(absl::string_view file) {
   return absl::StrContains(file, "server_config.cc");
 }
 
+// A bare boolean flag (--int8-activations, --nofoo) gets its value spelled out (=true,
+// =false). absl's parser recognises booleans by comparing type ids, and the server's are hidden
+// from libabsl_flags_parse.so by the -Wl,--exclude-libs,ALL of server/CMakeLists.txt (needed for
+// protobuf), so without this it would take the next argument as the flag's value.
+void SpellOutBoolValue(std::string& arg, size_t name_begin) {
+  const std::string name = arg.substr(name_begin);
+  const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+  if (flag != nullptr && flag->IsOfType<bool>()) {
+    arg += "=true";
+    return;
+  }
+  if (name.rfind("no", 0) != 0) return;
+  flag = absl::FindCommandLineFlag(name.substr(2));
+  if (flag != nullptr && flag->IsOfType<bool>())
+    arg = arg.substr(0, name_begin) + name.substr(2) + "=false";
+}
+
 }  // namespace
 
 std::vector<char*> NormalizeFlagSpelling(int argc, char** argv, std::vector<std::string>& storage) {
@@ -205,6 +227,7 @@ std::vector<char*> NormalizeFlagSpelling(int argc, char** argv, std::vector<std:
     const size_t name_begin = arg.find_first_not_of('-');
     if (name_begin == std::string::npos) continue;
     std::replace(arg.begin() + name_begin, arg.begin() + name_end, '-', '_');
+    if (name_end == arg.size()) SpellOutBoolValue(arg, name_begin);
   }
   std::vector<char*> normalized;
   for (std::string& arg : storage) normalized.push_back(arg.data());
@@ -249,6 +272,12 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   if (config.threads < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("--threads must be >= 0 (0 = OpenBLAS's default), got ", config.threads));
+  }
+  config.int8_activations = absl::GetFlag(FLAGS_int8_activations);
+  if (config.int8_activations && config.backend == kernels::Backend::kCuda) {
+    return absl::InvalidArgumentError(
+        "--int8-activations is implemented by the cpu and reference backends, not by "
+        "--backend=cuda (its int8 kernels keep the activations F32)");
   }
   config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   if (config.drain_timeout < absl::ZeroDuration()) {

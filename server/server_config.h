@@ -21,7 +21,8 @@ struct ServerConfig {
   std::string http_address;  // --http-listen; empty: no HTTP API
   int http_threads = 128;    // --http-threads: HTTP connections served at once
   kernels::Backend backend = kernels::Backend::kCpu;
-  int threads = 0;  // OpenBLAS threads; 0 = OpenBLAS's own default
+  int threads = 0;                // OpenBLAS threads; 0 = OpenBLAS's own default
+  bool int8_activations = false;  // --int8-activations (models/int8_activations.h)
   absl::Duration drain_timeout;
   engine::SchedulerOptions scheduler;
   // --state-memory: the pool's slot count is derived from it once the model's state size is

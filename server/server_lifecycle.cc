@@ -24,6 +24,7 @@
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
 #include "models/attention_kind.h"
+#include "models/int8_activations.h"
 #include "models/language_model.h"
 #include "models/model_fingerprint.h"
 #include "server/api_keys.h"
@@ -254,6 +255,7 @@ absl::Status RunServer(const ServerConfig& config) {
         "scripts/make-default-model.sh builds the default one)"));
   }
   base::SetComputeThreads(config.threads);
+  models::SetInt8Activations(config.int8_activations);
   // Checked before the model loads, so a bad certificate or key file fails fast.
   SLOTSERVE_ASSIGN_OR_RETURN(std::optional<TlsFiles> tls, LoadTlsFiles(config.tls));
   std::unique_ptr<ApiKeyStore> api_keys;
@@ -266,6 +268,11 @@ absl::Status RunServer(const ServerConfig& config) {
                              LoadTokenizerIfPresent(model_dir));
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<models::LanguageModel> model,
                              models::LanguageModel::Load(model_dir, config.backend));
+  if (config.int8_activations) {
+    std::fprintf(stderr,
+                 "slotserve-server: --int8-activations: linear layers with int8 weights quantise "
+                 "their inputs to int8 (blocks of 32) and multiply int8 by int8\n");
+  }
   const int64_t state_bytes = model->state_bytes_per_request();
   const std::string seq2seq_note = DescribeSeq2seqState(model->seq2seq());
   const std::string attention_line = models::DescribeServedAttention(*model);

@@ -27,15 +27,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "models/language_model.h"
 #include "base/status_macros.h"
+#include "models/int8_activations.h"
+#include "models/language_model.h"
 
 namespace slotserve::models {
 namespace {
 
 constexpr char kUsage[] =
     "usage: slotserve-perplexity --model DIR --ids FILE --window N [--prefill-chunk K] "
-    "[--max-tokens N] [--backend reference|cpu|cuda]";
+    "[--max-tokens N] [--backend reference|cpu|cuda] [--int8-activations on|off]";
 
 struct PerplexityOptions {
   std::string model_dir;
@@ -44,6 +45,7 @@ struct PerplexityOptions {
   int prefill_chunk = 64;
   int64_t max_tokens = 0;  // 0 = every token of the file
   kernels::Backend backend = kernels::Backend::kCpu;
+  bool int8_activations = false;  // models/int8_activations.h
 };
 
 absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string& text) {
@@ -59,8 +61,9 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
   std::map<std::string, std::string> values;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    static const char* const kFlags[] = {"--model",      "--ids",     "--window",
-                                         "--max-tokens", "--backend", "--prefill-chunk"};
+    static const char* const kFlags[] = {"--model",           "--ids",     "--window",
+                                         "--max-tokens",      "--backend", "--prefill-chunk",
+                                         "--int8-activations"};
     if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown argument \"", flag, "\""));
     }
@@ -98,6 +101,18 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
     } else {
       return absl::InvalidArgumentError(
           absl::StrCat("--backend must be reference, cpu or cuda, got \"", name, "\""));
+    }
+  }
+  if (values.contains("--int8-activations")) {
+    const std::string& value = values["--int8-activations"];
+    if (value != "on" && value != "off") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--int8-activations must be on or off, got \"", value, "\""));
+    }
+    options.int8_activations = value == "on";
+    if (options.int8_activations && options.backend == kernels::Backend::kCuda) {
+      return absl::InvalidArgumentError(
+          "--int8-activations on is implemented by the cpu and reference backends, not cuda");
     }
   }
   return options;
@@ -190,6 +205,7 @@ absl::StatusOr<Totals> Evaluate(const PerplexityOptions& options, LanguageModel&
 absl::Status Run(const PerplexityOptions& options) {
   const auto started = std::chrono::steady_clock::now();
   SLOTSERVE_ASSIGN_OR_RETURN(const auto books, ReadBooks(options.ids_file));
+  SetInt8Activations(options.int8_activations);
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<LanguageModel> model,
                              LanguageModel::Load(options.model_dir, options.backend));
   SLOTSERVE_ASSIGN_OR_RETURN(const Totals totals, Evaluate(options, *model, books));

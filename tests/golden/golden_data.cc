@@ -40,7 +40,8 @@ std::vector<std::string> GoldenVariants(const std::filesystem::path& root) {
   return variants;
 }
 
-absl::StatusOr<GoldenData> LoadGoldenData(const std::filesystem::path& variant_dir) {
+absl::StatusOr<GoldenData> LoadGoldenData(const std::filesystem::path& variant_dir,
+                                          const std::string& logits_file) {
   auto json_text = ReadFile(variant_dir / "golden.json");
   if (!json_text.ok()) return json_text.status();
   GoldenData golden;
@@ -52,11 +53,11 @@ absl::StatusOr<GoldenData> LoadGoldenData(const std::filesystem::path& variant_d
     return absl::InvalidArgumentError(
         absl::StrCat(variant_dir.string(), "/golden.json: ", error.what()));
   }
-  auto logits = ReadFile(variant_dir / "golden_logits.f32");
+  auto logits = ReadFile(variant_dir / logits_file);
   if (!logits.ok()) return logits.status();
   const size_t expected_bytes = golden.tokens.size() * golden.vocab_size * sizeof(float);
   if (logits->size() != expected_bytes) {
-    return absl::InvalidArgumentError(absl::StrCat(variant_dir.string(), "/golden_logits.f32 has ",
+    return absl::InvalidArgumentError(absl::StrCat(variant_dir.string(), "/", logits_file, " has ",
                                                    logits->size(), " bytes, expected ",
                                                    expected_bytes));
   }

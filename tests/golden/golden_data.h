@@ -32,7 +32,10 @@ std::filesystem::path GoldenFlaDir();
 // Variant names (directory names holding a golden.json) under `root`, sorted.
 std::vector<std::string> GoldenVariants(const std::filesystem::path& root = GoldenModelsDir());
 
-absl::StatusOr<GoldenData> LoadGoldenData(const std::filesystem::path& variant_dir);
+// `logits_file`: golden_logits.f32, or golden_logits_int8_activations.f32 of the int8 variants
+// (the engine's --int8-activations).
+absl::StatusOr<GoldenData> LoadGoldenData(const std::filesystem::path& variant_dir,
+                                          const std::string& logits_file = "golden_logits.f32");
 
 // max_i |a[i] - b[i]| over equally long spans (infinity when the lengths differ or a value is
 // not finite, so that such a result can never pass a tolerance).

@@ -12,6 +12,10 @@ reference's logits for a fixed token sequence:
                                                    row t = logits after feeding tokens[0..t]
                                                    (the format of slotserve-generate --dump-logits)
 
+int8 variants also get golden_logits_int8_activations.f32: the same tokens with the engine's
+int8 activations (--int8-activations; slotserve_ref/int8_activations.py), every matrix product's
+input rounded to int8 per block of 32.
+
 The logits come from the model as re-loaded from the written directory (so F16/BF16 variants
 use the rounded weights and int8 variants the dequantised q * scale), computed in float64 with the recurrent token-by-token form; the
 parallel form must agree before anything is written.
@@ -37,6 +41,7 @@ sys.path.insert(0, str(REPO / "python"))
 from slotserve_ref.config import ModelConfig, merge_config_dict  # noqa: E402
 from slotserve_ref.golden_cli import run_golden_cli  # noqa: E402
 from slotserve_ref.init import randomize_  # noqa: E402
+from slotserve_ref.int8_activations import use_int8_activations_  # noqa: E402
 from slotserve_ref.model import LanguageModel  # noqa: E402
 from slotserve_ref.model_dir import load_model_dir, save_model_dir  # noqa: E402
 
@@ -126,6 +131,16 @@ def check_non_degenerate(model: LanguageModel, tokens: torch.Tensor, logits: tor
                          f"{moved:.3g}; attention carries no context")
 
 
+INT8_ACTIVATIONS_FILE = "golden_logits_int8_activations.f32"
+
+
+@torch.no_grad()
+def int8_activation_logits(out_dir: Path, tokens: torch.Tensor, name: str) -> torch.Tensor:
+    """float64 logits of the int8 directory `out_dir` with int8-rounded activations."""
+    model = use_int8_activations_(load_model_dir(out_dir, torch.float64))
+    return reference_logits(model, tokens, name + " (int8 activations)")
+
+
 def write_variant(out_root: Path, name: str) -> None:
     overrides, dtype, seed = VARIANTS[name]
     cfg = ModelConfig.from_dict(merge_config_dict(dict(BASE, **overrides)), source=name)
@@ -139,6 +154,9 @@ def write_variant(out_root: Path, name: str) -> None:
     (out_dir / "golden.json").write_text(
         json.dumps({"tokens": tokens.tolist(), "vocab_size": cfg.vocab_size}) + "\n")
     logits.numpy().astype("<f4").tofile(out_dir / "golden_logits.f32")
+    if dtype == "int8":
+        int8_activation_logits(out_dir, tokens, name).numpy().astype("<f4").tofile(
+            out_dir / INT8_ACTIVATIONS_FILE)
     spread = (logits.max(-1).values - logits.min(-1).values)
     print(f"{name:22s} {dtype:4s} logits range per row {spread.min():.2f}..{spread.max():.2f}")
 
@@ -154,6 +172,12 @@ def check_variant(out_root: Path, name: str) -> bool:
     diff = float(np.abs(logits - expected).max())
     ok = diff <= CHECK_TOLERANCE
     print(f"{name:22s} max |reference - committed| = {diff:.3g} {'ok' if ok else 'MISMATCH'}")
+    if (out_dir / INT8_ACTIVATIONS_FILE).exists():
+        expected = np.fromfile(out_dir / INT8_ACTIVATIONS_FILE, dtype="<f4").reshape(logits.shape)
+        logits = int8_activation_logits(out_dir, tokens, name).numpy()
+        diff = float(np.abs(logits - expected).max())
+        ok = ok and diff <= CHECK_TOLERANCE
+        print(f"{name:22s} int8 activations: max |reference - committed| = {diff:.3g}")
     return ok
 
 

@@ -7,16 +7,16 @@
 
 namespace slotserve::testing {
 
-Golden LoadGolden(const std::filesystem::path& dir) {
+Golden LoadGolden(const std::filesystem::path& dir, const std::string& logits_file) {
   Golden golden;
   std::ifstream json_file(dir / "golden.json");
   const nlohmann::json json = nlohmann::json::parse(json_file);
   golden.tokens = json["tokens"].get<std::vector<int32_t>>();
   golden.vocab = json["vocab_size"].get<int>();
-  std::ifstream logits_file(dir / "golden_logits.f32", std::ios::binary);
+  std::ifstream logits(dir / logits_file, std::ios::binary);
   golden.logits.resize(golden.tokens.size() * golden.vocab);
-  logits_file.read(reinterpret_cast<char*>(golden.logits.data()),
-                   static_cast<std::streamsize>(golden.logits.size() * sizeof(float)));
+  logits.read(reinterpret_cast<char*>(golden.logits.data()),
+              static_cast<std::streamsize>(golden.logits.size() * sizeof(float)));
   return golden;
 }
 

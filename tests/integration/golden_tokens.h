@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 namespace slotserve::testing {
@@ -16,7 +17,9 @@ struct Golden {
   std::vector<float> logits;  // [tokens, vocab]
 };
 
-Golden LoadGolden(const std::filesystem::path& dir);
+// `logits_file`: golden_logits.f32, or golden_logits_int8_activations.f32 of the int8 variants.
+Golden LoadGolden(const std::filesystem::path& dir,
+                  const std::string& logits_file = "golden_logits.f32");
 
 // The reference's greedy choice after tokens[0..row].
 int32_t Argmax(const Golden& golden, size_t row);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/finite_weights.h"
 #include "models/language_model.h"
 #include "models/safetensors_file.h"
 #include "tests/unit/models/test_model_dir.h"
@@ -61,6 +62,30 @@ TEST_F(Int8SafetensorsTest, AnI8MatrixReadsBackAsItsIntegersTimesItsRowScales) {
             (std::vector<float>{0.5f, -1.0f, 63.5f, -127 * 0.125f, 0.0f, 5 * 0.125f}));
   EXPECT_TRUE((*file)->Find("w_scale")->is_row_scale);
   EXPECT_FALSE(w->is_row_scale);
+}
+
+// -128 has no negation in int8, which the int8 x int8 kernels rely on (they negate weights by
+// the activations' signs); the format keeps int8 weights in [-127, 127] and the load check
+// refuses the one value outside, naming the tensor and the element.
+TEST_F(Int8SafetensorsTest, MinusOneTwentyEightIsRefusedByTheWeightCheck) {
+  const float scales[2] = {0.5f, 0.125f};
+  int8_t q[6] = {1, -2, 127, -127, 0, 5};
+  const std::string header =
+      R"({"w": {"dtype": "I8", "shape": [2, 3], "data_offsets": [8, 14]}, )"
+      R"("w_scale": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})";
+  {
+    auto file = Open(header, Bytes(scales, sizeof(scales)) + Bytes(q, sizeof(q)));
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_TRUE(CheckWeightsAreFinite(**file).ok());
+  }
+  q[4] = -128;
+  auto file = Open(header, Bytes(scales, sizeof(scales)) + Bytes(q, sizeof(q)));
+  ASSERT_TRUE(file.ok()) << file.status();
+  const absl::Status status = CheckWeightsAreFinite(**file);
+  EXPECT_NE(status.message().find("tensor w holds -128 at element 4: int8 weights must lie in "
+                                  "[-127, 127]"),
+            std::string::npos)
+      << status;
 }
 
 TEST_F(Int8SafetensorsTest, MalformedPairingsAreRefusedByName) {

@@ -1,0 +1,32 @@
+// The cpu linear op with int8 activations (LinearParams::int8_activations, I8 weights): the
+// input rows are quantised per block of 32 (int8_activation_blocks.h) and multiplied int8 by
+// int8 into int32, so a weight byte costs a fraction of an instruction instead of the
+// widening GEMV's convert and multiply-add per value (narrow_weight_linear.h).
+//
+// Two instruction sets, picked at run time: AVX-512 VNNI's vpdpbusd (u8 x s8 -> s32, four
+// products summed per lane in one instruction, on 256-bit registers) where the CPU has it, else
+// AVX2's vpmaddubsw + vpmaddwd. Both take an unsigned and a signed operand, so the activations
+// go in as |q_x| and the weights as sign(q_x) * q_w (vpsignb); a weight of -128 would not
+// survive that negation, which is why the format keeps int8 weights in [-127, 127] and the
+// loader refuses -128 (models/finite_weights.cc).
+#pragma once
+
+#include "kernels/linear.h"
+
+namespace slotserve::kernels::cpu {
+
+enum class Int8DotIsa { kAvx2, kAvx512Vnni };
+
+// Whether this CPU runs vpdpbusd on 256-bit registers (AVX512-VNNI and AVX512-VL).
+bool CpuHasAvx512Vnni();
+
+// The best of the two on this CPU.
+Int8DotIsa BestInt8DotIsa();
+
+const char* Int8DotIsaName(Int8DotIsa isa);
+
+// y = x W^T (+ y when accumulating) for p.weight_dtype I8 with int8 activations; the bias is
+// the caller's. `isa` must run on this CPU (kAvx512Vnni only where CpuHasAvx512Vnni()).
+void Int8DotLinear(const LinearParams& p, Int8DotIsa isa);
+
+}  // namespace slotserve::kernels::cpu
