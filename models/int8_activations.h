@@ -4,7 +4,7 @@
 // (base/compute_threads.h): the server's --int8-activations, the benchmark's and
 // slotserve-perplexity's flag of the same name. Off by default, so an int8 model computes with
 // its exact dequantised weights (the golden tests' 1e-4 bar); on, decode batches run faster and
-// the logits carry the activations' rounding too (docs/PERFORMANCE.md, "int8 activations").
+// the logits carry the activations' rounding too (docs/INT8.md).
 // Models without int8 matrices are unaffected. The cuda backend does not implement it: the
 // server refuses the flag there.
 #pragma once
