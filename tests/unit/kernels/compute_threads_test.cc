@@ -1,12 +1,14 @@
 // The cpu kernels the compute threads split (kernels/cpu/parallel_for.h): on two threads a
 // decode step of every self-attention kind gives bitwise the outputs and states of one
 // thread (each (row, head) pair is computed whole by one thread), at shapes large enough to be
-// split, starting from a state several tokens in.
+// split, starting from a state several tokens in; the cross-memory read and the encoder's
+// attention likewise.
 #include <vector>
 
 #include "base/compute_threads.h"
 #include "gtest/gtest.h"
 #include "kernels/abc_attention.h"
+#include "kernels/bidirectional_attention.h"
 #include "kernels/luna_attention.h"
 #include "kernels/memory_attention.h"
 #include "kernels/rfa_attention.h"
@@ -200,6 +202,33 @@ std::vector<float> MemoryReads(int threads) {
 
 TEST(ComputeThreadsTest, CrossMemoryReadOnTwoThreadsEqualsOneThread) {
   EXPECT_EQ(MemoryReads(1), MemoryReads(2));
+}
+
+// The encoder's bidirectional attention over one 96-token source: heads split between threads.
+std::vector<float> EncoderAttention(int threads) {
+  constexpr int kSource = 96;
+  const std::vector<float> qkv = RandomFloats(kSource * 3 * kWidth, 950, -1.0f, 1.0f);
+  std::vector<float> out(kSource * kWidth);
+  BidirectionalAttentionParams p;
+  p.rows = kSource;
+  p.heads = kHeads;
+  p.head_dim = kHeadDim;
+  p.q = qkv.data();
+  p.k = qkv.data() + kWidth;
+  p.v = qkv.data() + 2 * kWidth;
+  p.in_stride = 3 * kWidth;
+  p.out = out.data();
+  p.out_stride = kWidth;
+  base::SetComputeThreads(threads);
+  LaunchBidirectionalAttention(Backend::kCpu, p);
+  base::SetComputeThreads(1);
+  return out;
+}
+
+TEST(ComputeThreadsTest, EncoderAttentionOnTwoThreadsEqualsOneThread) {
+  const std::vector<float> one = EncoderAttention(1);
+  EXPECT_EQ(one, EncoderAttention(2));
+  EXPECT_NE(one, std::vector<float>(one.size(), 0.0f));
 }
 
 }  // namespace
