@@ -125,10 +125,6 @@ Int8DotIsa BestInt8DotIsa() {
   return CpuHasAvx512Vnni() ? Int8DotIsa::kAvx512Vnni : Int8DotIsa::kAvx2;
 }
 
-const char* Int8DotIsaName(Int8DotIsa isa) {
-  return isa == Int8DotIsa::kAvx512Vnni ? "avx512-vnni" : "avx2";
-}
-
 void Int8DotLinear(const LinearParams& p, Int8DotIsa isa) {
   // Per calling thread, reused between calls: the workers only read it.
   thread_local std::vector<int8_t> values;

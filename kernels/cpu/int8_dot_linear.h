@@ -23,8 +23,6 @@ bool CpuHasAvx512Vnni();
 // The best of the two on this CPU.
 Int8DotIsa BestInt8DotIsa();
 
-const char* Int8DotIsaName(Int8DotIsa isa);
-
 // y = x W^T (+ y when accumulating) for p.weight_dtype I8 with int8 activations; the bias is
 // the caller's. `isa` must run on this CPU (kAvx512Vnni only where CpuHasAvx512Vnni()).
 void Int8DotLinear(const LinearParams& p, Int8DotIsa isa);
