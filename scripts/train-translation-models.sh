@@ -43,14 +43,27 @@ declare -A CROSS=(
   [es-en-srformer-s8]='{"kind": "srformer", "segment": 8, "target_length": 32}'
   [es-en-srformer-s64]='{"kind": "srformer", "segment": 64, "target_length": 32}'
   [es-en-srformer-s16-segonly]='{"kind": "srformer", "segment": 16, "target_length": 32}|--no-srformer-recurrence'
-  # A second, longer budget (17.5x: 14,000 steps, 7.8 epochs), the same for both: the README's
-  # example and its softmax baseline.
+  # A second, longer budget (17.5x: 14,000 steps, 7.8 epochs), the same for every -long model:
+  # the README's example and its softmax baseline first, then the other kinds and the ablations.
   [es-en-abc-m32-long]='{"kind": "abc", "slots": 32}|--steps 14000 --warmup 400'
   [es-en-softmax-long]='{"kind": "softmax"}|--steps 14000 --warmup 400'
+  [es-en-rfa-d32-long]='{"kind": "rfa", "features": 32}|--steps 14000 --warmup 400'
+  [es-en-luna-l32-long]='{"kind": "luna", "length": 32}|--steps 14000 --warmup 400'
+  [es-en-convluna-l32-long]='{"kind": "luna", "length": 32, "temperature": 0.5, "filter": {"op": "conv", "kernel": 4, "stride": 4}}|--steps 14000 --warmup 400'
+  [es-en-srformer-s16-long]='{"kind": "srformer", "segment": 16, "target_length": 32}|--steps 14000 --warmup 400'
+  [es-en-abc-m8-long]='{"kind": "abc", "slots": 8}|--steps 14000 --warmup 400'
+  [es-en-abc-m16-long]='{"kind": "abc", "slots": 16}|--steps 14000 --warmup 400'
+  [es-en-abc-m64-long]='{"kind": "abc", "slots": 64}|--steps 14000 --warmup 400'
+  [es-en-srformer-s8-long]='{"kind": "srformer", "segment": 8, "target_length": 32}|--steps 14000 --warmup 400'
+  [es-en-srformer-s64-long]='{"kind": "srformer", "segment": 64, "target_length": 32}|--steps 14000 --warmup 400'
+  [es-en-srformer-s16-segonly-long]='{"kind": "srformer", "segment": 16, "target_length": 32}|--no-srformer-recurrence --steps 14000 --warmup 400'
 )
 ALL=(es-en-softmax es-en-abc-m32 es-en-rfa-d32 es-en-luna-l32 es-en-convluna-l32
      es-en-srformer-s16 es-en-abc-m8 es-en-abc-m16 es-en-abc-m64 es-en-srformer-s8
-     es-en-srformer-s64 es-en-srformer-s16-segonly es-en-abc-m32-long es-en-softmax-long)
+     es-en-srformer-s64 es-en-srformer-s16-segonly es-en-abc-m32-long es-en-softmax-long
+     es-en-rfa-d32-long es-en-luna-l32-long es-en-convluna-l32-long es-en-srformer-s16-long
+     es-en-abc-m8-long es-en-abc-m16-long es-en-abc-m64-long es-en-srformer-s8-long
+     es-en-srformer-s64-long es-en-srformer-s16-segonly-long)
 names=("$@")
 if [ ${#names[@]} -eq 0 ]; then names=("${ALL[@]}"); fi
 
