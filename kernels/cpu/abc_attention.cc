@@ -7,6 +7,7 @@
 
 #include "kernels/abc_attention.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -59,14 +60,14 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
     state.running_max[j] = new_max;
     cpu::DecayAxpy(decay, weight, k, state.key_sum + j * dk, dk);
     cpu::DecayAxpy(decay, weight, v, state.value_sum + j * dv, dv);
-    // K̄_j . q = (K~_j . q) / z_j
-    scores[j] = cpu::Dot(state.key_sum + j * dk, q, dk) * scale / state.z[j];
   }
+  // K̄_j . q = (K~_j . q) / z_j, all M rows at once (the updated memory is still in L1).
+  cpu::DotRows(q, state.key_sum, dk, memory_rows, dk, scores);
+  for (int j = 0; j < memory_rows; ++j) scores[j] = scores[j] * scale / state.z[j];
   cpu::SoftmaxInPlace(scores, memory_rows);
-  float* out = p.out + row * p.out_stride + h * dv;
-  std::fill(out, out + dv, 0.0f);
-  for (int j = 0; j < memory_rows; ++j)
-    cpu::Axpy(scores[j] / state.z[j], state.value_sum + j * dv, out, dv);
+  for (int j = 0; j < memory_rows; ++j) scores[j] /= state.z[j];  // weights of V~ = V̄ z
+  cpu::WeightedRowSum(scores, state.value_sum, dv, memory_rows, dv,
+                      p.out + row * p.out_stride + h * dv);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include "kernels/abc_control_attention.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -91,23 +92,22 @@ void Read(const AbcControlParams& p, int row, int h, const HeadRows& rows, float
   const float* q = p.q + row * p.in_stride + h * d;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const bool normalises = AbcControlNormalises(p.control);
+  cpu::DotRows(q, rows.key_sum, d, memory_rows, d, scores);
   for (int j = 0; j < memory_rows; ++j) {
     if (normalises) {
-      scores[j] = cpu::Dot(rows.key_sum + j * d, q, d) * scale / std::max(rows.z[j], 1e-30f);
+      scores[j] = scores[j] * scale / std::max(rows.z[j], 1e-30f);
     } else if (rows.z[j] > 0.0f) {
-      scores[j] = cpu::Dot(rows.key_sum + j * d, q, d) * scale;
+      scores[j] = scores[j] * scale;
     } else {
-      scores[j] = -std::numeric_limits<float>::infinity();  // not live
+      scores[j] = -std::numeric_limits<float>::infinity();  // not live: softmax gives it 0
     }
   }
   cpu::SoftmaxInPlace(scores, memory_rows);
-  float* out = p.out + row * p.out_stride + h * d;
-  std::fill(out, out + d, 0.0f);
-  for (int j = 0; j < memory_rows; ++j) {
-    if (scores[j] == 0.0f) continue;  // not live (or underflowed): adds nothing
-    const float weight = normalises ? scores[j] / std::max(rows.z[j], 1e-30f) : scores[j];
-    cpu::Axpy(weight, rows.value_sum + j * d, out, d);
+  if (normalises) {
+    for (int j = 0; j < memory_rows; ++j) scores[j] /= std::max(rows.z[j], 1e-30f);
   }
+  cpu::WeightedRowSum(scores, rows.value_sum, d, memory_rows, d,
+                      p.out + row * p.out_stride + h * d);
 }
 
 int64_t TokenWork(const AbcControlParams& p) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -32,11 +33,11 @@ void LaunchMemoryAttention<Backend::kCpu>(const MemoryAttentionParams& p, const 
       const float* slot = target.state.pool + target.slots[r] * target.state.slot_stride;
       const int n = p.length_offset < 0 ? p.capacity : static_cast<int>(slot[p.length_offset]);
       const float* q = p.q + r * p.q_stride + h * d;
-      for (int s = 0; s < n; ++s) scores[s] = cpu::Dot(q, keys + s * width + h * d, d) * scale;
+      cpu::DotRows(q, keys + h * d, width, n, d, scores.data());
+      for (int s = 0; s < n; ++s) scores[s] *= scale;
       cpu::SoftmaxInPlace(scores.data(), n);
-      float* out = p.out + r * p.out_stride + h * d;
-      std::fill(out, out + d, 0.0f);
-      for (int s = 0; s < n; ++s) cpu::Axpy(scores[s], values + s * width + h * d, out, d);
+      cpu::WeightedRowSum(scores.data(), values + h * d, width, n, d,
+                          p.out + r * p.out_stride + h * d);
     }
   });
 }

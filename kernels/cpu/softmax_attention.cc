@@ -1,7 +1,7 @@
 // cpu causal softmax attention over the KV cache. Prefill writes the chunk's keys and values
 // into the cache, then per head does scores = Q K^T (one sgemm over every cached row), the
 // causal mask and softmax row by row, and out = P V (a second sgemm). Step handles each of
-// the B requests with dot products over its cached rows.
+// the B requests head by head with row_products.h over its cached rows.
 #include <cblas.h>
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 #include "kernels/softmax_attention.h"
@@ -89,15 +90,11 @@ void LaunchSoftmaxAttentionStep<Backend::kCpu>(const SoftmaxAttentionParams& p,
       const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slots[r]));
       scores.resize(position + 1);
       const float* q = p.q + r * p.in_stride + h * d;
-      for (int s = 0; s <= position; ++s) {
-        scores[s] = cpu::Dot(q, cache.keys + s * cache.width + h * d, d) * scale;
-      }
+      cpu::DotRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
+      for (int s = 0; s <= position; ++s) scores[s] *= scale;
       cpu::SoftmaxInPlace(scores.data(), position + 1);
-      float* out = p.out + r * p.out_stride + h * d;
-      std::fill(out, out + d, 0.0f);
-      for (int s = 0; s <= position; ++s) {
-        cpu::Axpy(scores[s], cache.values + s * cache.width + h * d, out, d);
-      }
+      cpu::WeightedRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d,
+                          p.out + r * p.out_stride + h * d);
     }
   });
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 #include "kernels/srformer_cross.h"
@@ -81,12 +82,11 @@ void LaunchSrformerStep<Backend::kCpu>(const SrformerStepParams& p, const StepTa
         entered = static_cast<float>(segment + 1);
       }
       const float* q = p.q + r * p.q_stride + h * d;
-      for (int s = 0; s < rows_in_segment; ++s)
-        scores[s] = cpu::Dot(q, keys + s * width, d) * scale;
+      cpu::DotRows(q, keys, width, rows_in_segment, d, scores.data());
+      for (int s = 0; s < rows_in_segment; ++s) scores[s] *= scale;
       cpu::SoftmaxInPlace(scores.data(), rows_in_segment);
       float* out = p.out + r * p.out_stride + h * d;
-      std::fill(out, out + d, 0.0f);
-      for (int s = 0; s < rows_in_segment; ++s) cpu::Axpy(scores[s], values + s * width, out, d);
+      cpu::WeightedRowSum(scores.data(), values, width, rows_in_segment, d, out);
       const float inverse_norm = 1.0f / std::max(layer[l.key_norm() + h], 1e-6f);
       for (int a = 0; a < d; ++a) cpu::Axpy(q[a] * inverse_norm, raf + a * d, out, d);
     }

@@ -1,13 +1,16 @@
 // Short-vector primitives for the cpu backend's per-head loops (d = 64, M = 32 typical), where
 // a BLAS call would cost more than the arithmetic. Loops without a reduction are left to the
 // auto-vectoriser (-O3 -march=x86-64-v3); the dot product is written with AVX2 + FMA because
-// the compiler may not reorder a float reduction on its own.
+// the compiler may not reorder a float reduction on its own, and softmax uses Exp8
+// (exp_avx2.h) because std::exp is a call per element. Many rows at once: row_products.h.
 #pragma once
 
 #include <cmath>
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
+
+#include "kernels/cpu/exp_avx2.h"
 #endif
 
 namespace slotserve::kernels::cpu {
@@ -53,17 +56,31 @@ inline void Scale(float alpha, const float* __restrict x, float* __restrict y, i
   for (int i = 0; i < n; ++i) y[i] = alpha * x[i];
 }
 
-// In-place softmax of scores[0..n): exp(s - max) / sum. Returns nothing; n >= 1.
+// In-place softmax of scores[0..n): exp(s - max) / sum; n >= 1. Entries of -inf get exactly 0.
 inline void SoftmaxInPlace(float* scores, int n) {
   float max_score = scores[0];
   for (int i = 1; i < n; ++i) max_score = scores[i] > max_score ? scores[i] : max_score;
   float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
+  int i = 0;
+#if defined(__AVX2__) && defined(__FMA__)
+  const __m256 shift = _mm256_set1_ps(max_score);
+  __m256 sums = _mm256_setzero_ps();
+  for (; i + 8 <= n; i += 8) {
+    const __m256 e = Exp8FlushTiny(_mm256_sub_ps(_mm256_loadu_ps(scores + i), shift));
+    _mm256_storeu_ps(scores + i, e);
+    sums = _mm256_add_ps(sums, e);
+  }
+  __m128 folded = _mm_add_ps(_mm256_castps256_ps128(sums), _mm256_extractf128_ps(sums, 1));
+  folded = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
+  folded = _mm_add_ss(folded, _mm_movehdup_ps(folded));
+  sum = _mm_cvtss_f32(folded);
+#endif
+  for (; i < n; ++i) {
     scores[i] = std::exp(scores[i] - max_score);
     sum += scores[i];
   }
   const float inv = 1.0f / sum;
-  for (int i = 0; i < n; ++i) scores[i] *= inv;
+  for (i = 0; i < n; ++i) scores[i] *= inv;
 }
 
 }  // namespace slotserve::kernels::cpu
