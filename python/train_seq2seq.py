@@ -19,6 +19,12 @@ decoder is causal, so padding never reaches a scored position).
 Output directory (--out): train.log (one line per logged step), summary.json (the run's
 settings, parameter count, config and training seconds), checkpoint.pt ({"config",
 "model"}: what slotserve_ref.convert reads) and model/ (the converted F32 model directory).
+
+Long runs can be stopped and continued: with --resume-every N the run keeps resume.pt in --out
+(weights, AdamW state, the batch sampler's random state, the step and the losses so far),
+written every N steps and when --stop-after ends the run early; started again with the same
+arguments, it continues from there and ends with the same weights as a run never stopped. A
+resume point written with other settings is refused.
 """
 
 from __future__ import annotations
@@ -26,12 +32,14 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import random
 import sys
 import time
 from collections import defaultdict
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.nn.functional as F
@@ -130,16 +138,56 @@ def disable_srformer_recurrence_(model: Seq2seqModel) -> None:
             param.requires_grad_(False)
 
 
+@dataclass
+class ResumePoint:
+    """Where and how often train() saves what it needs to continue (see the module doc).
+    `settings` are the run's arguments, compared on resume; `seconds` gives the wall seconds
+    trained so far, saved with the point."""
+    path: Path
+    every: int
+    settings: dict
+    seconds: Callable[[], float] = lambda: 0.0
+
+
+def save_resume_point(point: ResumePoint, step: int, model, optimizer, batcher,
+                      losses: List[float]) -> None:
+    partial = point.path.with_name(point.path.name + ".partial")
+    torch.save({"step": step, "settings": point.settings, "model": model.state_dict(),
+                "optimizer": optimizer.state_dict(), "sampler": batcher.rng.getstate(),
+                "torch_rng": torch.get_rng_state(), "losses": list(losses),
+                "seconds": point.seconds()}, partial)
+    os.replace(partial, point.path)  # a run killed while saving keeps the previous point
+
+
+def load_resume_point(path: Path) -> Optional[dict]:
+    return torch.load(path) if path.exists() else None
+
+
 def train(model: Seq2seqModel, pairs: Sequence[Pair], steps: int, batch: int, lr: float,
           weight_decay: float = 0.01, seed: int = 0, log=None, warmup: int = 0,
-          decay: bool = False) -> List[float]:
-    """AdamW on teacher-forced cross-entropy; returns the loss of every step."""
+          decay: bool = False, resume: Optional[ResumePoint] = None,
+          stop_after: Optional[int] = None) -> List[float]:
+    """AdamW on teacher-forced cross-entropy; returns the loss of every step trained so far
+    (fewer than `steps` when `stop_after` ended this run first). With `resume`, continues from
+    its point when one exists and saves one every `resume.every` steps and at an early end."""
     batcher = PairBatcher(pairs, model.config, seed)
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr,
                                   weight_decay=weight_decay)
+    first, losses = 0, []
+    saved = load_resume_point(resume.path) if resume is not None else None
+    if saved is not None:
+        if saved["settings"] != resume.settings:
+            raise ValueError(f"{resume.path} was written by a run with settings "
+                             f"{saved['settings']}; this run has {resume.settings}. Remove it "
+                             f"to start over")
+        model.load_state_dict(saved["model"])
+        optimizer.load_state_dict(saved["optimizer"])
+        batcher.rng.setstate(saved["sampler"])
+        torch.set_rng_state(saved["torch_rng"])
+        first, losses = saved["step"], list(saved["losses"])
+    last = steps if stop_after is None else min(steps, first + stop_after)
     model.train()
-    losses = []
-    for step in range(steps):
+    for step in range(first, last):
         for group in optimizer.param_groups:
             group["lr"] = learning_rate(step, steps, lr, warmup, decay)
         loss = loss_of(model, *batcher.sample(batch))
@@ -150,8 +198,18 @@ def train(model: Seq2seqModel, pairs: Sequence[Pair], steps: int, batch: int, lr
         losses.append(loss.item())
         if log is not None:
             log(step, loss.item())
+        done = step + 1
+        if resume is not None and done < steps and (done == last or done % resume.every == 0):
+            save_resume_point(resume, done, model, optimizer, batcher, losses)
     model.eval()
     return losses
+
+
+def keep_log_before(log_path: Path, step: int) -> None:
+    """Drops the lines a killed run logged after its last resume point (they are trained again)."""
+    if log_path.exists():
+        lines = log_path.read_text().splitlines(keepends=True)
+        log_path.write_text("".join(line for line in lines if int(line.split()[1]) < step))
 
 
 def main(argv=None) -> int:
@@ -171,10 +229,18 @@ def main(argv=None) -> int:
     parser.add_argument("--warmup", type=int, default=0, help="linear warm-up steps (default 0)")
     parser.add_argument("--cosine-decay", action="store_true",
                         help="after warm-up, cosine decay of the rate to 0 at --steps")
+    parser.add_argument("--resume-every", type=int, default=0, help="keep a resume point "
+                        "(--out/resume.pt) every N steps and continue from it when started "
+                        "again (default 0: none)")
+    parser.add_argument("--stop-after", type=int, default=None, help="train at most N steps "
+                        "in this run, then save the resume point and exit (needs "
+                        "--resume-every)")
     parser.add_argument("--no-srformer-recurrence", action="store_true",
                         help="srformer cross: zero and freeze raf_proj (segmented-only "
                         "attention, no recurrence)")
     args = parser.parse_args(argv)
+    if args.stop_after is not None and args.resume_every <= 0:
+        parser.error("--stop-after needs --resume-every (otherwise the steps trained are lost)")
 
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -185,15 +251,35 @@ def main(argv=None) -> int:
     if args.no_srformer_recurrence:
         disable_srformer_recurrence_(model)
     args.out.mkdir(parents=True, exist_ok=True)
+    resume = None
     started = time.time()
-    with (args.out / "train.log").open("w") as log_file:
+    if args.resume_every > 0:
+        settings = {key: value for key, value in vars(args).items()
+                    if key not in ("out", "resume_every", "stop_after", "log_every")}
+        settings.update(source=str(args.source), target=str(args.target),
+                        config=cfg.to_dict())
+        saved = load_resume_point(args.out / "resume.pt")
+        started -= saved["seconds"] if saved is not None else 0.0
+        resume = ResumePoint(args.out / "resume.pt", args.resume_every, settings,
+                             lambda: time.time() - started)
+        if saved is not None:
+            print(f"resuming {args.out} at step {saved['step']} of {args.steps}")
+            keep_log_before(args.out / "train.log", saved["step"])
+    log_mode = "a" if resume is not None and resume.path.exists() else "w"
+    with (args.out / "train.log").open(log_mode) as log_file:
         def log(step, loss):
             if step % args.log_every == 0 or step == args.steps - 1:
                 line = f"step {step} loss {loss:.4f} elapsed {time.time() - started:.1f}s"
-                print(line)
+                print(line, flush=True)
                 log_file.write(line + "\n")
-        train(model, pairs, args.steps, args.batch, args.lr, args.weight_decay, args.seed, log,
-              warmup=args.warmup, decay=args.cosine_decay)
+                log_file.flush()
+        losses = train(model, pairs, args.steps, args.batch, args.lr, args.weight_decay,
+                       args.seed, log, warmup=args.warmup, decay=args.cosine_decay,
+                       resume=resume, stop_after=args.stop_after)
+    if len(losses) < args.steps:
+        print(f"stopped at step {len(losses)} of {args.steps}; run the same command again to "
+              f"continue from {resume.path}")
+        return 0
     torch.save({"config": cfg.to_dict(), "model": model.state_dict()}, args.out / "checkpoint.pt")
     save_seq2seq_model_dir(model, args.out / "model")
     summary = {"steps": args.steps, "batch": args.batch, "lr": args.lr,
@@ -204,6 +290,8 @@ def main(argv=None) -> int:
                "train_seconds": round(time.time() - started, 1),
                "config": cfg.to_dict(), "out": str(args.out)}
     (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if resume is not None and resume.path.exists():
+        resume.path.unlink()  # finished: checkpoint.pt is the result
     print(json.dumps({"steps": args.steps, "pairs": len(pairs), "out": str(args.out)}))
     return 0
 

@@ -127,3 +127,61 @@ class TrainSeq2seqTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class ResumeTest(unittest.TestCase):
+    """--resume-every / --stop-after: a run stopped twice and started again ends with the same
+    weights, losses and log as one never stopped; a resume point from other settings is
+    refused."""
+
+    def run_main(self, root: Path, out: str, *extra: str) -> int:
+        config = json.dumps(dict(TOY, cross_attention={"kind": "abc", "slots": 4}))
+        with contextlib.redirect_stdout(io.StringIO()):
+            return train_seq2seq.main(["--source", str(root / "src.ids"), "--target",
+                                       str(root / "tgt.ids"), "--config", config, "--out",
+                                       str(root / out), "--steps", "9", "--batch", "4",
+                                       "--lr", "3e-3", "--warmup", "2", "--cosine-decay",
+                                       "--seed", "5", "--log-every", "1", *extra])
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        pairs = reverse_pairs(24, 6)
+        (self.root / "src.ids").write_text("".join(" ".join(map(str, s)) + "\n" for s, _ in pairs))
+        (self.root / "tgt.ids").write_text("".join(" ".join(map(str, t)) + "\n" for _, t in pairs))
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_a_stopped_and_resumed_run_equals_an_uninterrupted_one(self):
+        self.assertEqual(self.run_main(self.root, "straight"), 0)
+        self.assertEqual(self.run_main(self.root, "pieces", "--resume-every", "2",
+                                       "--stop-after", "3"), 0)
+        self.assertFalse((self.root / "pieces" / "checkpoint.pt").exists())
+        self.assertEqual(torch.load(self.root / "pieces" / "resume.pt")["step"], 3)
+        self.assertEqual(self.run_main(self.root, "pieces", "--resume-every", "2",
+                                       "--stop-after", "4"), 0)
+        self.assertEqual(torch.load(self.root / "pieces" / "resume.pt")["step"], 7)
+        self.assertEqual(self.run_main(self.root, "pieces", "--resume-every", "2"), 0)
+        self.assertFalse((self.root / "pieces" / "resume.pt").exists())
+        straight = torch.load(self.root / "straight" / "checkpoint.pt")["model"]
+        pieces = torch.load(self.root / "pieces" / "checkpoint.pt")["model"]
+        self.assertEqual(straight.keys(), pieces.keys())
+        for name in straight:
+            self.assertTrue(torch.equal(straight[name], pieces[name]), name)
+
+        def losses(out):
+            return [line.split()[:4] for line in (self.root / out / "train.log").read_text()
+                    .splitlines()]
+        self.assertEqual(len(losses("straight")), 9)
+        self.assertEqual(losses("pieces"), losses("straight"))
+
+    def test_a_resume_point_from_other_settings_is_refused(self):
+        self.assertEqual(self.run_main(self.root, "run", "--resume-every", "2",
+                                       "--stop-after", "2"), 0)
+        with self.assertRaisesRegex(ValueError, "resume.pt was written by a run with settings"):
+            self.run_main(self.root, "run", "--resume-every", "2", "--lr", "1e-3")
+
+    def test_stop_after_needs_resume_every(self):
+        with self.assertRaises(SystemExit), contextlib.redirect_stderr(io.StringIO()):
+            self.run_main(self.root, "run", "--stop-after", "2")
