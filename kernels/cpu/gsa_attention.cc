@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/gsa_attention.h"
 #include "kernels/reference/host_access.h"
@@ -42,9 +43,8 @@ void FeatureMap(const GsaParams& p, const float* __restrict x, float* __restrict
       for (int i = 0; i < dk; ++i) phi[i] = std::max(0.0f, x[i]);
       return;
     case GsaFeatureMap::kT2r:  // relu(x W^T): output i is row i of W dotted with x
-      for (int i = 0; i < dk; ++i) {
-        phi[i] = std::max(0.0f, cpu::Dot(p.t2r_weight + static_cast<int64_t>(i) * dk, x, dk));
-      }
+      cpu::DotRows(x, p.t2r_weight, dk, dk, dk, phi);
+      for (int i = 0; i < dk; ++i) phi[i] = std::max(0.0f, phi[i]);
       return;
   }
 }

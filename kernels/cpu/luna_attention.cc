@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/luna_attention.h"
 #include "kernels/reference/host_access.h"
@@ -98,7 +99,7 @@ void LaunchLunaStep<Backend::kCpu>(const LunaParams& p, const StepTarget& target
       const int h = pair % p.heads;
       float* layer_state = host::LayerState(target.state, target.slots[r]);
       const float* pc = p.pc + r * p.in_stride + h * d;
-      for (int l = 0; l < length; ++l) weights[l] = cpu::Dot(pc, p.pq + l * pq_stride + h * d, d);
+      cpu::DotRows(pc, p.pq + h * d, pq_stride, length, d, weights.data());
       Activate(p.activation, weights.data(), length);
       LunaHeadToken(p, r, h, target.positions[r], layer_state + h * HeadFloats(p), weights.data(),
                     scores.data());

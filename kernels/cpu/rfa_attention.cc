@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/random_features.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 #include "kernels/rfa_attention.h"
@@ -89,10 +90,8 @@ void LaunchRfaStep<Backend::kCpu>(const RfaParams& p, const StepTarget& target, 
       const float* k = p.k + r * p.in_stride + h * d;
       const float* q = p.q + r * p.in_stride + h * d;
       const float* projection = cpu::HeadProjection(p, h);
-      for (int f = 0; f < features; ++f) {
-        angles_k[f] = cpu::Dot(projection + f * d, k, d);
-        angles_q[f] = cpu::Dot(projection + f * d, q, d);
-      }
+      cpu::DotRows(k, projection, d, features, d, angles_k.data());
+      cpu::DotRows(q, projection, d, features, d, angles_q.data());
       cpu::FeaturesFromAngles(p, angles_k.data(), k, phi_k.data());
       cpu::FeaturesFromAngles(p, angles_q.data(), q, phi_q.data());
       RfaHeadToken(p, r, h, layer_state + h * HeadFloats(p), phi_k.data(), phi_q.data());

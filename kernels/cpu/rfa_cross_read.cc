@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/random_features.h"
+#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -31,12 +32,11 @@ void LaunchRfaCrossRead<Backend::kCpu>(const RfaParams& p, const StepTarget& tar
       const float* z = sums + width * d;
       const float* q = p.q + r * p.in_stride + h * d;
       const float* projection = cpu::HeadProjection(p, h);
-      for (int f = 0; f < features; ++f) angles[f] = cpu::Dot(projection + f * d, q, d);
+      cpu::DotRows(q, projection, d, features, d, angles.data());
       cpu::FeaturesFromAngles(p, angles.data(), q, phi_q.data());
       const float denominator = std::max(cpu::Dot(phi_q.data(), z, width), p.eps);
-      float* out = p.out + r * p.out_stride + h * d;
-      std::fill(out, out + d, 0.0f);
-      for (int f = 0; f < width; ++f) cpu::Axpy(phi_q[f] / denominator, sums + f * d, out, d);
+      for (int f = 0; f < width; ++f) phi_q[f] /= denominator;
+      cpu::WeightedRowSum(phi_q.data(), sums, d, width, d, p.out + r * p.out_stride + h * d);
     }
   });
 }
