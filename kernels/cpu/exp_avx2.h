@@ -31,9 +31,11 @@ inline __m256 Exp8(__m256 x) {
 
 // Exp8, with lanes below -87.3 (where e^x is below the smallest normal float, and -inf) set to
 // exactly 0, as std::exp gives for -inf: softmax uses -inf for entries that must get no weight.
+// NaN stays NaN (Exp8's clamp alone would turn it into a finite number and hide it).
 inline __m256 Exp8FlushTiny(__m256 x) {
   const __m256 representable = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_GE_OQ);
-  return _mm256_and_ps(representable, Exp8(x));
+  const __m256 not_a_number = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
+  return _mm256_or_ps(_mm256_and_ps(representable, Exp8(x)), _mm256_and_ps(not_a_number, x));
 }
 
 }  // namespace slotserve::kernels::cpu

@@ -111,5 +111,14 @@ TEST(RowProductsTest, SoftmaxGivesExactlyZeroToMinusInfinityAndUnderflow) {
   }
 }
 
+TEST(RowProductsTest, SoftmaxPropagatesNaNAsStdExpDoes) {
+  for (int position : {2, 18}) {  // in the vector body and in the scalar tail
+    std::vector<float> scores = RandomFloats(20, 41 + position);
+    scores[position] = std::nanf("");
+    cpu::SoftmaxInPlace(scores.data(), 20);
+    for (int i = 0; i < 20; ++i) EXPECT_TRUE(std::isnan(scores[i])) << position << " " << i;
+  }
+}
+
 }  // namespace
 }  // namespace slotserve::kernels::testing
