@@ -142,11 +142,12 @@ def disable_srformer_recurrence_(model: Seq2seqModel) -> None:
 class ResumePoint:
     """Where and how often train() saves what it needs to continue (see the module doc).
     `settings` are the run's arguments, compared on resume; `seconds` gives the wall seconds
-    trained so far, saved with the point."""
+    trained so far, saved with the point; `saved` is the point found at start, if any."""
     path: Path
     every: int
     settings: dict
     seconds: Callable[[], float] = lambda: 0.0
+    saved: Optional[dict] = None
 
 
 def save_resume_point(point: ResumePoint, step: int, model, optimizer, batcher,
@@ -174,7 +175,7 @@ def train(model: Seq2seqModel, pairs: Sequence[Pair], steps: int, batch: int, lr
     optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=lr,
                                   weight_decay=weight_decay)
     first, losses = 0, []
-    saved = load_resume_point(resume.path) if resume is not None else None
+    saved = resume.saved if resume is not None else None
     if saved is not None:
         if saved["settings"] != resume.settings:
             raise ValueError(f"{resume.path} was written by a run with settings "
@@ -261,11 +262,11 @@ def main(argv=None) -> int:
         saved = load_resume_point(args.out / "resume.pt")
         started -= saved["seconds"] if saved is not None else 0.0
         resume = ResumePoint(args.out / "resume.pt", args.resume_every, settings,
-                             lambda: time.time() - started)
+                             lambda: time.time() - started, saved)
         if saved is not None:
             print(f"resuming {args.out} at step {saved['step']} of {args.steps}")
             keep_log_before(args.out / "train.log", saved["step"])
-    log_mode = "a" if resume is not None and resume.path.exists() else "w"
+    log_mode = "a" if resume is not None and resume.saved is not None else "w"
     with (args.out / "train.log").open(log_mode) as log_file:
         def log(step, loss):
             if step % args.log_every == 0 or step == args.steps - 1:

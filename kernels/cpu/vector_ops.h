@@ -15,6 +15,16 @@
 
 namespace slotserve::kernels::cpu {
 
+#if defined(__AVX2__) && defined(__FMA__)
+// The sum of a vector's eight lanes.
+inline float HorizontalSum(__m256 v) {
+  __m128 folded = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  folded = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
+  folded = _mm_add_ss(folded, _mm_movehdup_ps(folded));
+  return _mm_cvtss_f32(folded);
+}
+#endif
+
 inline float Dot(const float* __restrict a, const float* __restrict b, int n) {
   int i = 0;
   float sum = 0.0f;
@@ -30,11 +40,7 @@ inline float Dot(const float* __restrict a, const float* __restrict b, int n) {
   for (; i + 8 <= n; i += 8) {
     acc0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), acc0);
   }
-  const __m256 acc = _mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3));
-  __m128 folded = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
-  folded = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
-  folded = _mm_add_ss(folded, _mm_movehdup_ps(folded));
-  sum = _mm_cvtss_f32(folded);
+  sum = HorizontalSum(_mm256_add_ps(_mm256_add_ps(acc0, acc1), _mm256_add_ps(acc2, acc3)));
 #endif
   for (; i < n; ++i) sum += a[i] * b[i];
   return sum;
@@ -70,10 +76,7 @@ inline void SoftmaxInPlace(float* scores, int n) {
     _mm256_storeu_ps(scores + i, e);
     sums = _mm256_add_ps(sums, e);
   }
-  __m128 folded = _mm_add_ps(_mm256_castps256_ps128(sums), _mm256_extractf128_ps(sums, 1));
-  folded = _mm_add_ps(folded, _mm_movehl_ps(folded, folded));
-  folded = _mm_add_ss(folded, _mm_movehdup_ps(folded));
-  sum = _mm_cvtss_f32(folded);
+  sum = HorizontalSum(sums);
 #endif
   for (; i < n; ++i) {
     scores[i] = std::exp(scores[i] - max_score);
