@@ -26,15 +26,23 @@ absl::StatusOr<Timing> TimeRepeats(const RepeatPlan& plan, double units,
         absl::StrCat("TimeRepeats: need repeats > 0, warmup >= 0 and units > 0, got repeats ",
                      plan.repeats, ", warmup ", plan.warmup, ", units ", units));
   }
+  const double warmup_start = NowSeconds();
+  for (int run = 0;
+       plan.warmup > 0 && (run < plan.warmup || NowSeconds() - warmup_start < plan.warmup_seconds);
+       ++run) {
+    if (setup) {
+      SLOTSERVE_RETURN_IF_ERROR(setup());
+    }
+    SLOTSERVE_RETURN_IF_ERROR(body());
+  }
   std::vector<double> seconds_per_unit;
-  for (int run = 0; run < plan.warmup + plan.repeats; ++run) {
+  for (int run = 0; run < plan.repeats; ++run) {
     if (setup) {
       SLOTSERVE_RETURN_IF_ERROR(setup());
     }
     const double start = NowSeconds();
     SLOTSERVE_RETURN_IF_ERROR(body());
-    const double elapsed = NowSeconds() - start;
-    if (run >= plan.warmup) seconds_per_unit.push_back(elapsed / units);
+    seconds_per_unit.push_back((NowSeconds() - start) / units);
   }
   Timing timing;
   timing.median = Percentile(seconds_per_unit, 50);

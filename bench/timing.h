@@ -22,9 +22,14 @@ struct Timing {
 struct RepeatPlan {
   int warmup = 1;   // untimed runs of `body` first (caches, page faults, lazy allocations)
   int repeats = 7;  // timed runs
+  // ... and at least this long of them when warmup > 0: a second compute thread that has just
+  // been woken runs a batch-1 step ~2.5x slower for tens of milliseconds (seen at --threads 2,
+  // on the first point of a run only), longer than a few untimed repeats last.
+  double warmup_seconds = 0.1;
 };
 
-// Runs `setup` (untimed) then `body` (timed) warmup + repeats times; each timed duration is
+// Runs `setup` (untimed) then `body` warmup times (or for warmup_seconds, whichever is longer;
+// untimed) and then repeats times (timed); each timed duration is
 // divided by `units` (e.g. the decode steps or tokens one body run performs). The first error
 // of either callback is returned.
 absl::StatusOr<Timing> TimeRepeats(const RepeatPlan& plan, double units,

@@ -14,7 +14,7 @@
 namespace slotserve::kernels::cpu {
 namespace {
 
-constexpr int kRowBlock = 4;
+constexpr int kRowBlock = 8;  // input rows of one FusedBlock at most
 // Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
 constexpr int64_t kTileFloats = 64 * 1024;
 
@@ -64,48 +64,74 @@ inline float HorizontalSum(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 0x55)));
 }
 
-// Rows [first, first + count) (count <= kRowBlock) against weight rows [o_begin, o_end).
-template <DType D, int kCount>
+// Rows [first, first + kCount) (kCount <= kRowBlock) against weight rows [o_begin, o_end),
+// kOut weight rows at a time. Each (input row, output) pair keeps one accumulator over k; a batch
+// of one or two rows alone would be one or two dependent FMA chains, waiting on the FMA latency
+// each step, so several weight rows run side by side to keep kOut * kCount chains in flight.
+// Every output's sum is formed in the same order whatever kOut is (bitwise the same result).
+template <DType D, int kCount, int kOut>
 void FusedBlock(const LinearParams& p, int first, int o_begin, int o_end) {
   const auto* weights = static_cast<const Element<D>*>(p.weight);
   const int in = p.in_features;
   const int vector_end = in - in % 8;
   const float* x[kRowBlock];
   for (int r = 0; r < kCount; ++r) x[r] = p.x + static_cast<int64_t>(first + r) * p.x_stride;
-  for (int o = o_begin; o < o_end; ++o) {
+  int o = o_begin;
+  for (; o + kOut <= o_end; o += kOut) {
     const Element<D>* w = weights + static_cast<int64_t>(o) * in;
-    __m256 acc[kRowBlock];
-    for (int r = 0; r < kCount; ++r) acc[r] = _mm256_setzero_ps();
+    __m256 acc[kOut][kCount];
+    for (int j = 0; j < kOut; ++j)
+      for (int r = 0; r < kCount; ++r) acc[j][r] = _mm256_setzero_ps();
     for (int k = 0; k < vector_end; k += 8) {
-      const __m256 wk = Widen8<D>(w + k);
-      for (int r = 0; r < kCount; ++r)
-        acc[r] = _mm256_fmadd_ps(wk, _mm256_loadu_ps(x[r] + k), acc[r]);
+      __m256 xk[kCount];
+      for (int r = 0; r < kCount; ++r) xk[r] = _mm256_loadu_ps(x[r] + k);
+      for (int j = 0; j < kOut; ++j) {
+        const __m256 wk = Widen8<D>(w + static_cast<int64_t>(j) * in + k);
+        for (int r = 0; r < kCount; ++r) acc[j][r] = _mm256_fmadd_ps(wk, xk[r], acc[j][r]);
+      }
     }
-    for (int r = 0; r < kCount; ++r) {
-      float sum = HorizontalSum(acc[r]);
-      for (int k = vector_end; k < in; ++k) sum += Widen1<D>(w[k]) * x[r][k];
-      sum *= RowScale<D>(p, o);
-      float& y = p.y[static_cast<int64_t>(first + r) * p.y_stride + o];
-      y = p.accumulate ? y + sum : sum;
+    for (int j = 0; j < kOut; ++j) {
+      const Element<D>* w_row = w + static_cast<int64_t>(j) * in;
+      for (int r = 0; r < kCount; ++r) {
+        float sum = HorizontalSum(acc[j][r]);
+        for (int k = vector_end; k < in; ++k) sum += Widen1<D>(w_row[k]) * x[r][k];
+        sum *= RowScale<D>(p, o + j);
+        float& y = p.y[static_cast<int64_t>(first + r) * p.y_stride + o + j];
+        y = p.accumulate ? y + sum : sum;
+      }
     }
   }
+  if constexpr (kOut > 1) {
+    if (o < o_end) FusedBlock<D, kCount, 1>(p, first, o, o_end);
+  }
 }
+
+// Weight rows side by side per block of kCount input rows: enough chains for the FMA latency
+// while the accumulators, the inputs and one widened weight vector fit the 16 ymm registers.
+template <int kCount>
+inline constexpr int kOutputsSideBySide = kCount <= 2   ? 4
+                                          : kCount <= 4 ? 2
+                                                        : 1;
 
 template <DType D>
 void FusedRange(const LinearParams& p, int o_begin, int o_end) {
   int first = 0;
-  for (; first + kRowBlock <= p.rows; first += kRowBlock) {
-    FusedBlock<D, kRowBlock>(p, first, o_begin, o_end);
+  for (; first + 8 <= p.rows; first += 8) {
+    FusedBlock<D, 8, kOutputsSideBySide<8>>(p, first, o_begin, o_end);
+  }
+  if (first + 4 <= p.rows) {
+    FusedBlock<D, 4, kOutputsSideBySide<4>>(p, first, o_begin, o_end);
+    first += 4;
   }
   switch (p.rows - first) {
     case 1:
-      FusedBlock<D, 1>(p, first, o_begin, o_end);
+      FusedBlock<D, 1, kOutputsSideBySide<1>>(p, first, o_begin, o_end);
       break;
     case 2:
-      FusedBlock<D, 2>(p, first, o_begin, o_end);
+      FusedBlock<D, 2, kOutputsSideBySide<2>>(p, first, o_begin, o_end);
       break;
     case 3:
-      FusedBlock<D, 3>(p, first, o_begin, o_end);
+      FusedBlock<D, 3, kOutputsSideBySide<3>>(p, first, o_begin, o_end);
       break;
     default:
       break;

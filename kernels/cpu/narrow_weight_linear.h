@@ -5,8 +5,10 @@
 // product (sum_i q_i x_i) * s, so the weights are never rounded again.
 //
 //   - Up to kFusedRows rows (decode batches): a fused dequantising GEMV. Each weight row is
-//     loaded and widened once per block of four input rows (F16C's vcvtph2ps, BF16's shift by
-//     16, int8's vpmovsxbd + vcvtdq2ps) and multiplied into four AVX2 FMA accumulators.
+//     loaded and widened once per block of up to eight input rows (F16C's vcvtph2ps, BF16's
+//     shift by 16, int8's vpmovsxbd + vcvtdq2ps) and multiplied into one AVX2 FMA accumulator
+//     per input row; blocks of fewer rows take two or four weight rows side by side, so that a
+//     batch of one still keeps several FMA chains in flight.
 //   - More rows (prefill, large batches): the weight matrix is widened (and scaled) tile by
 //     tile into a per-thread F32 buffer and each tile goes through OpenBLAS sgemm, so the
 //     widening is paid once per tile for all rows.
