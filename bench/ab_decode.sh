@@ -5,7 +5,8 @@
 #
 #   bench/ab_decode.sh BASE_BUILD NEW_BUILD CSV [MODEL_DIR...]
 #     (default models: models/trained/kjv-softmax-c512 models/trained/kjv-abc-m32)
-#   Environment: ROUNDS (5), THREADS (1), BATCHES (1,8,32,64), CONTEXT (80), REPEATS (20).
+#   Environment: ROUNDS (5), THREADS (1), BATCHES (1,8,32,64), CONTEXT (80), REPEATS (20),
+#   WARMUP (untimed repeats per point, 1; builds before e2ca23f need ~30 at 2 threads).
 #
 # Build the base from another commit in a worktree with the same options as the new build, e.g.
 #   git worktree add /tmp/base HEAD~1 && cmake -S /tmp/base -B /tmp/build-base \
@@ -24,7 +25,7 @@ for round in $(seq "${ROUNDS:-5}"); do
     [ "$build" = new ] && dir=$new
     "$dir/bench/slotserve-bench" --suite=decode --models="$model_list" \
       --batches="${BATCHES:-1,8,32,64}" --context="${CONTEXT:-80}" --threads="${THREADS:-1}" \
-      --repeats="${REPEATS:-20}" 2>/dev/null |
+      --repeats="${REPEATS:-20}" --warmup="${WARMUP:-1}" 2>/dev/null |
       awk -v b="$build" -v r="$round" '$3 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {
         printf "%s,%s,%s,%s,%s\n", r, b, $1, $3, $5 }' >>"$csv"
   done

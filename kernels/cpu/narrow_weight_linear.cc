@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/vector_ops.h"
 #include "kernels/float16.h"
 
 namespace slotserve::kernels::cpu {
@@ -58,85 +59,74 @@ inline float RowScale(const LinearParams& p, int o) {
   }
 }
 
-inline float HorizontalSum(__m256 v) {
-  const __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 sum2 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
-  return _mm_cvtss_f32(_mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 0x55)));
+// The fused GEMV (narrow_weight_fused.inc), compiled once per instruction set. Each defines
+// the vector it works in and how to load, widen, multiply-add and sum one.
+namespace avx2 {
+using Vec = __m256;
+constexpr int kLanes = 8;
+inline Vec VecZero() { return _mm256_setzero_ps(); }
+inline Vec VecLoad(const float* x) { return _mm256_loadu_ps(x); }
+inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm256_fmadd_ps(a, b, acc); }
+inline float VecSum(Vec v) { return HorizontalSum(v); }
+template <DType D>
+inline Vec WidenVec(const Element<D>* w) {
+  return Widen8<D>(w);
 }
-
-// Rows [first, first + kCount) (kCount <= kRowBlock) against weight rows [o_begin, o_end),
-// kOut weight rows at a time. Each (input row, output) pair keeps one accumulator over k; a batch
-// of one or two rows alone would be one or two dependent FMA chains, waiting on the FMA latency
-// each step, so several weight rows run side by side to keep kOut * kCount chains in flight.
-// Every output's sum is formed in the same order whatever kOut is (bitwise the same result).
-template <DType D, int kCount, int kOut>
-void FusedBlock(const LinearParams& p, int first, int o_begin, int o_end) {
-  const auto* weights = static_cast<const Element<D>*>(p.weight);
-  const int in = p.in_features;
-  const int vector_end = in - in % 8;
-  const float* x[kRowBlock];
-  for (int r = 0; r < kCount; ++r) x[r] = p.x + static_cast<int64_t>(first + r) * p.x_stride;
-  int o = o_begin;
-  for (; o + kOut <= o_end; o += kOut) {
-    const Element<D>* w = weights + static_cast<int64_t>(o) * in;
-    __m256 acc[kOut][kCount];
-    for (int j = 0; j < kOut; ++j)
-      for (int r = 0; r < kCount; ++r) acc[j][r] = _mm256_setzero_ps();
-    for (int k = 0; k < vector_end; k += 8) {
-      __m256 xk[kCount];
-      for (int r = 0; r < kCount; ++r) xk[r] = _mm256_loadu_ps(x[r] + k);
-      for (int j = 0; j < kOut; ++j) {
-        const __m256 wk = Widen8<D>(w + static_cast<int64_t>(j) * in + k);
-        for (int r = 0; r < kCount; ++r) acc[j][r] = _mm256_fmadd_ps(wk, xk[r], acc[j][r]);
-      }
-    }
-    for (int j = 0; j < kOut; ++j) {
-      const Element<D>* w_row = w + static_cast<int64_t>(j) * in;
-      for (int r = 0; r < kCount; ++r) {
-        float sum = HorizontalSum(acc[j][r]);
-        for (int k = vector_end; k < in; ++k) sum += Widen1<D>(w_row[k]) * x[r][k];
-        sum *= RowScale<D>(p, o + j);
-        float& y = p.y[static_cast<int64_t>(first + r) * p.y_stride + o + j];
-        y = p.accumulate ? y + sum : sum;
-      }
-    }
-  }
-  if constexpr (kOut > 1) {
-    if (o < o_end) FusedBlock<D, kCount, 1>(p, first, o, o_end);
-  }
-}
-
 // Weight rows side by side per block of kCount input rows: enough chains for the FMA latency
 // while the accumulators, the inputs and one widened weight vector fit the 16 ymm registers.
 template <int kCount>
 inline constexpr int kOutputsSideBySide = kCount <= 2   ? 4
                                           : kCount <= 4 ? 2
                                                         : 1;
+#include "kernels/cpu/narrow_weight_fused.inc"
+}  // namespace avx2
 
+// The same GEMV on 512-bit registers (16 floats per FMA, 32 registers), only called after
+// CpuHasAvx512(): the library's baseline is x86-64-v3.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw"))), \
+                             apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512bw")
+// GCC 12's own AVX-512 headers trip this warning (their _mm256_undefined_pd self-initialises).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+namespace avx512 {
+using Vec = __m512;
+constexpr int kLanes = 16;
+inline Vec VecZero() { return _mm512_setzero_ps(); }
+inline Vec VecLoad(const float* x) { return _mm512_loadu_ps(x); }
+inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm512_fmadd_ps(a, b, acc); }
+inline float VecSum(Vec v) {
+  const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+  return HorizontalSum(_mm256_add_ps(_mm512_castps512_ps256(v), high));
+}
 template <DType D>
-void FusedRange(const LinearParams& p, int o_begin, int o_end) {
-  int first = 0;
-  for (; first + 8 <= p.rows; first += 8) {
-    FusedBlock<D, 8, kOutputsSideBySide<8>>(p, first, o_begin, o_end);
-  }
-  if (first + 4 <= p.rows) {
-    FusedBlock<D, 4, kOutputsSideBySide<4>>(p, first, o_begin, o_end);
-    first += 4;
-  }
-  switch (p.rows - first) {
-    case 1:
-      FusedBlock<D, 1, kOutputsSideBySide<1>>(p, first, o_begin, o_end);
-      break;
-    case 2:
-      FusedBlock<D, 2, kOutputsSideBySide<2>>(p, first, o_begin, o_end);
-      break;
-    case 3:
-      FusedBlock<D, 3, kOutputsSideBySide<3>>(p, first, o_begin, o_end);
-      break;
-    default:
-      break;
+inline Vec WidenVec(const Element<D>* w) {
+  if constexpr (D == DType::kI8) {
+    const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
+    return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
+  } else {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    if constexpr (D == DType::kF16) {
+      return _mm512_cvtph_ps(bits);
+    } else {
+      return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+    }
   }
 }
+template <int kCount>
+inline constexpr int kOutputsSideBySide = kCount <= 4 ? 4 : 2;
+#include "kernels/cpu/narrow_weight_fused.inc"
+}  // namespace avx512
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC diagnostic pop
+#pragma GCC pop_options
+#endif
 
 // Weight rows [o, o + rows) widened (and, for int8, scaled) into `out` [rows, in].
 template <DType D>
@@ -175,14 +165,17 @@ void TiledRange(const LinearParams& p, int o_begin, int o_end) {
 // (64 bytes of y, so threads share no cache line of y); inside a part OpenBLAS runs
 // single-threaded (base/compute_threads.h).
 template <DType D>
-void Run(const LinearParams& p) {
+void Run(const LinearParams& p, NarrowGemvIsa isa) {
   const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
-  const bool fused = p.rows <= kFusedRows;
+  const bool avx512 = isa == NarrowGemvIsa::kAvx512;
+  const bool fused = p.rows <= (avx512 ? kFusedRowsAvx512 : kFusedRows);
   ParallelFor(
       p.out_features, work,
       [&](int begin, int end) {
-        if (fused) {
-          FusedRange<D>(p, begin, end);
+        if (fused && avx512) {
+          avx512::FusedRange<D>(p, begin, end);
+        } else if (fused) {
+          avx2::FusedRange<D>(p, begin, end);
         } else {
           TiledRange<D>(p, begin, end);
         }
@@ -192,14 +185,26 @@ void Run(const LinearParams& p) {
 
 }  // namespace
 
-void NarrowWeightLinear(const LinearParams& p) {
+bool CpuHasAvx512() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+                          __builtin_cpu_supports("avx512bw");
+  return has;
+}
+
+NarrowGemvIsa BestNarrowGemvIsa() {
+  return CpuHasAvx512() ? NarrowGemvIsa::kAvx512 : NarrowGemvIsa::kAvx2;
+}
+
+void NarrowWeightLinear(const LinearParams& p) { NarrowWeightLinear(p, BestNarrowGemvIsa()); }
+
+void NarrowWeightLinear(const LinearParams& p, NarrowGemvIsa isa) {
   switch (p.weight_dtype) {
     case DType::kF16:
-      return Run<DType::kF16>(p);
+      return Run<DType::kF16>(p, isa);
     case DType::kBF16:
-      return Run<DType::kBF16>(p);
+      return Run<DType::kBF16>(p, isa);
     case DType::kI8:
-      return Run<DType::kI8>(p);
+      return Run<DType::kI8>(p, isa);
     case DType::kF32:
       return;  // not a narrow dtype: linear.cc's OpenBLAS path
   }

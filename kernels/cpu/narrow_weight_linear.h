@@ -4,11 +4,13 @@
 // model; products and sums stay F32, and an int8 row's scale multiplies its finished dot
 // product (sum_i q_i x_i) * s, so the weights are never rounded again.
 //
-//   - Up to kFusedRows rows (decode batches): a fused dequantising GEMV. Each weight row is
-//     loaded and widened once per block of up to eight input rows (F16C's vcvtph2ps, BF16's
-//     shift by 16, int8's vpmovsxbd + vcvtdq2ps) and multiplied into one AVX2 FMA accumulator
-//     per input row; blocks of fewer rows take two or four weight rows side by side, so that a
-//     batch of one still keeps several FMA chains in flight.
+//   - Up to kFusedRows rows (decode batches; kFusedRowsAvx512 on AVX-512): a fused dequantising
+//     GEMV. Each weight row is loaded and widened once per block of up to eight input rows
+//     (F16C's vcvtph2ps, BF16's shift by 16, int8's vpmovsxbd + vcvtdq2ps) and multiplied into
+//     one FMA accumulator per input row; blocks of fewer rows take two or four weight rows side
+//     by side, so that a batch of one still keeps several FMA chains in flight. The loop runs on
+//     AVX2 registers, or on AVX-512 ones where the CPU has AVX-512 F, VL and BW (picked at run
+//     time).
 //   - More rows (prefill, large batches): the weight matrix is widened (and scaled) tile by
 //     tile into a per-thread F32 buffer and each tile goes through OpenBLAS sgemm, so the
 //     widening is paid once per tile for all rows.
@@ -20,10 +22,23 @@
 
 namespace slotserve::kernels::cpu {
 
+// Rows up to which the fused GEMV beats widened tiles through sgemm (measured at 1 thread on the
+// bundled models' shapes: docs/PERFORMANCE.md), on AVX2 and on AVX-512 registers.
 inline constexpr int kFusedRows = 16;
+inline constexpr int kFusedRowsAvx512 = 32;
+
+enum class NarrowGemvIsa { kAvx2, kAvx512 };
+
+// Whether this CPU has AVX-512 F, VL and BW: the fused GEMV then runs on 512-bit registers.
+bool CpuHasAvx512();
+
+// The best of the two on this CPU.
+NarrowGemvIsa BestNarrowGemvIsa();
 
 // y = x W^T (+ y when accumulating); the bias is the caller's. p.weight_dtype is F16, BF16 or
 // I8 (then p.weight_scale holds the rows' scales).
 void NarrowWeightLinear(const LinearParams& p);
+// The same with the fused GEMV's instruction set chosen (kAvx512 only where CpuHasAvx512()).
+void NarrowWeightLinear(const LinearParams& p, NarrowGemvIsa isa);
 
 }  // namespace slotserve::kernels::cpu
