@@ -60,6 +60,18 @@ float QuantiseWholeBlock(const float* x, int8_t* q) {
   return largest / 127.0f;
 }
 
+// One whole block of 32 values rounded as QuantiseWholeBlock rounds it, written back as the
+// floats q * d it stands for.
+void RoundWholeBlock(const float* x, float* out) {
+  int8_t q[kInt8ActivationBlock];
+  const __m256 d = _mm256_set1_ps(QuantiseWholeBlock(x, q));
+  for (int j = 0; j < 4; ++j) {
+    const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(q + 8 * j));
+    _mm256_storeu_ps(out + 8 * j,
+                     _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)), d));
+  }
+}
+
 // Quantises rows [begin, end) of p.x into `out`'s buffers.
 void QuantiseRows(const LinearParams& p, const QuantisedRows& out, int begin, int end) {
   const int in = p.in_features;
@@ -114,6 +126,23 @@ namespace vnni {
 #endif
 
 }  // namespace
+
+void RoundActivationRows(const LinearParams& p, float* out, int begin, int end) {
+  const int in = p.in_features;
+  for (int r = begin; r < end; ++r) {
+    const float* x = p.x + static_cast<int64_t>(r) * p.x_stride;
+    float* row = out + static_cast<int64_t>(r) * in;
+    int first = 0;
+    for (; first + kInt8ActivationBlock <= in; first += kInt8ActivationBlock) {
+      RoundWholeBlock(x + first, row + first);
+    }
+    if (first < in) {
+      int8_t q[kInt8ActivationBlock];
+      const float d = QuantiseActivationBlock(x + first, in - first, q);
+      for (int i = 0; i < in - first; ++i) row[first + i] = q[i] * d;
+    }
+  }
+}
 
 bool CpuHasAvx512Vnni() {
   static const bool has = __builtin_cpu_supports("avx512vnni") &&

@@ -1,6 +1,6 @@
 // cpu linear: y = x W^T (beta = 1 when accumulating), then the bias. F32 weights go through
 // OpenBLAS; F16/BF16/I8 weights stay narrow and go through narrow_weight_linear.h, or, for I8
-// with int8 activations, int8_dot_linear.h.
+// with int8 activations, int8_activations_linear.h.
 //
 // Up to four rows (decode batches of 1-4; Step pads 3 to 4) of F32 weights go through
 // cblas_sgemv per row: OpenBLAS's sgemm re-packs the whole weight matrix into its panel format
@@ -10,7 +10,7 @@
 // faster; at 6-8 rows sgemm wins.
 #include <cblas.h>
 
-#include "kernels/cpu/int8_dot_linear.h"
+#include "kernels/cpu/int8_activations_linear.h"
 #include "kernels/cpu/narrow_weight_linear.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/linear.h"
@@ -28,7 +28,7 @@ void LaunchLinear<Backend::kCpu>(const LinearParams& p, Stream /*stream*/) {
   const float beta = p.accumulate ? 1.0f : 0.0f;
   const auto* weight = static_cast<const float*>(p.weight);
   if (p.in_features > 0 && p.weight_dtype == DType::kI8 && p.int8_activations) {
-    cpu::Int8DotLinear(p, cpu::BestInt8DotIsa());
+    cpu::Int8ActivationsLinear(p);
   } else if (p.in_features > 0 && p.weight_dtype != DType::kF32) {
     cpu::NarrowWeightLinear(p);
   } else if (p.in_features > 0) {

@@ -1,7 +1,7 @@
 // Linear with int8 activations (LinearParams::int8_activations, I8 weights): the reference
-// against hand-computed values, the cpu backend's AVX2 and AVX-512 VNNI kernels against the
-// reference over shapes, threads and strides, and the rounding it adds bounded against the
-// weight-only product.
+// against hand-computed values, the cpu backend's AVX2 and AVX-512 VNNI kernels and its rounded
+// rows through the widening GEMV against the reference over shapes, threads and strides, and the
+// rounding it adds bounded against the weight-only product.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "base/compute_threads.h"
 #include "gtest/gtest.h"
+#include "kernels/cpu/int8_activations_linear.h"
 #include "kernels/cpu/int8_dot_linear.h"
 #include "kernels/int8_activation_blocks.h"
 #include "kernels/linear.h"
@@ -45,9 +46,10 @@ struct Shape {
   bool bias, accumulate;
 };
 
-// The backend under test: the reference, or the cpu kernel with one instruction set.
+// The backend under test: the reference, or the cpu kernel with one instruction set, or the
+// cpu's rounded rows through the widening GEMV (int8_activations_linear.h).
 // kCpuBackend: the cpu backend's LaunchLinear with the flag set (it picks the kernel itself).
-enum class Path { kReference, kCpuAvx2, kCpuVnni, kCpuWeightOnly, kCpuBackend };
+enum class Path { kReference, kCpuAvx2, kCpuVnni, kCpuRoundedRows, kCpuWeightOnly, kCpuBackend };
 
 LinearParams Int8Params(const Shape& s, const std::vector<float>& x, int64_t x_stride,
                         const Int8Matrix& w, const std::vector<float>& bias, std::vector<float>& y,
@@ -79,9 +81,14 @@ std::vector<float> RunPath(Path path, const Shape& s, const std::vector<float>& 
       LaunchLinear(Backend::kReference, p);
       break;
     case Path::kCpuAvx2:
-    case Path::kCpuVnni: {
-      cpu::Int8DotLinear(
-          p, path == Path::kCpuVnni ? cpu::Int8DotIsa::kAvx512Vnni : cpu::Int8DotIsa::kAvx2);
+    case Path::kCpuVnni:
+    case Path::kCpuRoundedRows: {
+      if (path == Path::kCpuRoundedRows) {
+        cpu::RoundedRowsLinear(p);
+      } else {
+        cpu::Int8DotLinear(
+            p, path == Path::kCpuVnni ? cpu::Int8DotIsa::kAvx512Vnni : cpu::Int8DotIsa::kAvx2);
+      }
       if (p.bias != nullptr) {  // the bias is linear.cc's, outside the kernel
         for (int r = 0; r < s.rows; ++r)
           for (int o = 0; o < s.out; ++o) y[r * y_stride + o] += bias[o];
@@ -248,10 +255,12 @@ TEST_P(Int8DotCpuTest, RoundingStaysWithinHalfAStepPerBlock) {
   EXPECT_GT(largest_difference, 1e-4);
 }
 
-INSTANTIATE_TEST_SUITE_P(Isas, Int8DotCpuTest, ::testing::Values(Path::kCpuAvx2, Path::kCpuVnni),
+INSTANTIATE_TEST_SUITE_P(Isas, Int8DotCpuTest,
+                         ::testing::Values(Path::kCpuAvx2, Path::kCpuVnni, Path::kCpuRoundedRows),
                          [](const auto& info) {
-                           return std::string(info.param == Path::kCpuVnni ? "avx512_vnni"
-                                                                           : "avx2");
+                           return std::string(info.param == Path::kCpuVnni   ? "avx512_vnni"
+                                              : info.param == Path::kCpuAvx2 ? "avx2"
+                                                                             : "rounded_rows");
                          });
 
 // Through the backend entry point: the cpu linear op picks the int8 kernel when asked, and
