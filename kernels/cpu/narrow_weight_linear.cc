@@ -67,7 +67,33 @@ constexpr int kLanes = 8;
 inline Vec VecZero() { return _mm256_setzero_ps(); }
 inline Vec VecLoad(const float* x) { return _mm256_loadu_ps(x); }
 inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm256_fmadd_ps(a, b, acc); }
-inline float VecSum(Vec v) { return HorizontalSum(v); }
+// sums[i] = HorizontalSum(acc[i]). Eight at once by a transposing tree that does each sum's
+// additions in HorizontalSum's order (halves, then quarters, then pairs), so either way gives
+// the same bits; one at a time the folding of a block's eight or more accumulators cost about
+// as much as its multiply-adds for 256 inputs.
+template <int kN>
+inline void SumEach(const Vec* acc, float* sums) {
+  if constexpr (kN == 8) {
+    Vec halves[4];  // [acc 2k low + high | acc 2k+1 low + high]
+    for (int k = 0; k < 4; ++k) {
+      halves[k] = _mm256_add_ps(_mm256_permute2f128_ps(acc[2 * k], acc[2 * k + 1], 0x20),
+                                _mm256_permute2f128_ps(acc[2 * k], acc[2 * k + 1], 0x31));
+    }
+    Vec pairs[2];  // per 128-bit half h: acc 4k + h and 4k + 2 + h, two lanes each
+    for (int k = 0; k < 2; ++k) {
+      pairs[k] = _mm256_add_ps(_mm256_shuffle_ps(halves[2 * k], halves[2 * k + 1], 0x44),
+                               _mm256_shuffle_ps(halves[2 * k], halves[2 * k + 1], 0xEE));
+    }
+    // Lane 4h + m holds acc 2m + h.
+    const Vec total = _mm256_add_ps(_mm256_shuffle_ps(pairs[0], pairs[1], 0x88),
+                                    _mm256_shuffle_ps(pairs[0], pairs[1], 0xDD));
+    alignas(32) float lanes[8];
+    _mm256_store_ps(lanes, total);
+    for (int i = 0; i < 8; ++i) sums[i] = lanes[4 * (i % 2) + i / 2];
+  } else {
+    for (int i = 0; i < kN; ++i) sums[i] = HorizontalSum(acc[i]);
+  }
+}
 template <DType D>
 inline Vec WidenVec(const Element<D>* w) {
   return Widen8<D>(w);
@@ -102,6 +128,36 @@ inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm512_fmadd_ps(a, b, acc); }
 inline float VecSum(Vec v) {
   const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
   return HorizontalSum(_mm256_add_ps(_mm512_castps512_ps256(v), high));
+}
+// sums[i] = VecSum(acc[i]); sixteen at once by a transposing tree with VecSum's additions in
+// VecSum's order (the avx2 SumEach above, one level more).
+template <int kN>
+inline void SumEach(const Vec* acc, float* sums) {
+  if constexpr (kN == 16) {
+    Vec halves[8];  // [acc 2k: low 256 + high 256 | acc 2k+1: the same]
+    for (int k = 0; k < 8; ++k) {
+      halves[k] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * k], acc[2 * k + 1], 0x44),
+                                _mm512_shuffle_f32x4(acc[2 * k], acc[2 * k + 1], 0xEE));
+    }
+    Vec quarters[4];  // quarter q: acc 4k + q, four lanes
+    for (int k = 0; k < 4; ++k) {
+      quarters[k] = _mm512_add_ps(_mm512_shuffle_f32x4(halves[2 * k], halves[2 * k + 1], 0x88),
+                                  _mm512_shuffle_f32x4(halves[2 * k], halves[2 * k + 1], 0xDD));
+    }
+    Vec pairs[2];  // quarter q: acc 8k + q and 8k + 4 + q, two lanes each
+    for (int k = 0; k < 2; ++k) {
+      pairs[k] = _mm512_add_ps(_mm512_shuffle_ps(quarters[2 * k], quarters[2 * k + 1], 0x44),
+                               _mm512_shuffle_ps(quarters[2 * k], quarters[2 * k + 1], 0xEE));
+    }
+    // Lane 4q + m holds acc 4m + q.
+    const Vec total = _mm512_add_ps(_mm512_shuffle_ps(pairs[0], pairs[1], 0x88),
+                                    _mm512_shuffle_ps(pairs[0], pairs[1], 0xDD));
+    alignas(64) float lanes[16];
+    _mm512_store_ps(lanes, total);
+    for (int i = 0; i < 16; ++i) sums[i] = lanes[4 * (i % 4) + i / 4];
+  } else {
+    for (int i = 0; i < kN; ++i) sums[i] = VecSum(acc[i]);
+  }
 }
 template <DType D>
 inline Vec WidenVec(const Element<D>* w) {

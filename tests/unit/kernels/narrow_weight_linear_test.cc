@@ -150,6 +150,30 @@ TEST_P(NarrowWeightLinearTest, TwoComputeThreadsGiveOneThreadsBits) {
   }
 }
 
+// Within the fused GEMV's batches a row's outputs do not depend on the rows around it: an
+// 8-row block folds its accumulators by a transposing tree, a single row one accumulator at a
+// time, with the same additions in the same order.
+TEST_P(NarrowWeightLinearTest, ARowInABatchGivesTheBitsOfTheRowAlone) {
+  std::vector<int> batches = {8, 13, cpu::kFusedRows};
+  if (isa() == NarrowGemvIsa::kAvx512) batches.push_back(cpu::kFusedRowsAvx512);
+  for (int rows : batches) {
+    const Problem batch = MakeProblem(rows, 256, 40, false, dtype(), 500 + rows);
+    const std::vector<float> together = RunKernel(batch, dtype(), isa());
+    for (int r = 0; r < rows; ++r) {
+      Problem alone = batch;
+      alone.rows = 1;
+      alone.x.assign(batch.x.begin() + r * batch.x_stride,
+                     batch.x.begin() + (r + 1) * batch.x_stride);
+      alone.y_init.assign(batch.y_init.begin() + r * batch.y_stride,
+                          batch.y_init.begin() + (r + 1) * batch.y_stride);
+      const std::vector<float> one = RunKernel(alone, dtype(), isa());
+      const std::vector<float> row(together.begin() + r * batch.y_stride,
+                                   together.begin() + (r + 1) * batch.y_stride);
+      ASSERT_EQ(row, one) << "rows=" << rows << " row " << r;
+    }
+  }
+}
+
 std::string CaseName(const ::testing::TestParamInfo<std::tuple<NarrowGemvIsa, DType>>& info) {
   const char* isa = std::get<0>(info.param) == NarrowGemvIsa::kAvx2 ? "avx2" : "avx512";
   const DType dtype = std::get<1>(info.param);
