@@ -25,7 +25,7 @@ namespace slotserve::kernels::cpu {
 // Rows up to which the fused GEMV beats widened tiles through sgemm (measured at 1 thread on the
 // bundled models' shapes: docs/PERFORMANCE.md), on AVX2 and on AVX-512 registers.
 inline constexpr int kFusedRows = 16;
-inline constexpr int kFusedRowsAvx512 = 32;
+inline constexpr int kFusedRowsAvx512 = 40;
 
 enum class NarrowGemvIsa { kAvx2, kAvx512 };
 

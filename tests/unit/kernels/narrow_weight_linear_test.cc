@@ -121,10 +121,11 @@ class NarrowWeightLinearTest : public ::testing::TestWithParam<std::tuple<Narrow
 
 TEST_P(NarrowWeightLinearTest, MatchesDoubleSumOverShapes) {
   uint32_t seed = 7;
-  // Rows 1-16 (1-32 on AVX-512) take the fused GEMV: 8-row blocks, one 4-row block, then 1-3;
-  // 33 and 64 the widened tiles. Inputs of 1-17 floats leave a scalar tail after the vector
-  // loop (8 or 16 lanes); 5 and 33 outputs leave weight rows over after 2 or 4 side by side.
-  for (int rows : {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 15, 16, 17, 24, 31, 32, 33, 64}) {
+  // Rows 1-16 (1-40 on AVX-512) take the fused GEMV: 8-row blocks, one 4-row block, then 1-3;
+  // 17-64 (41 and 64 on AVX-512) the widened tiles. Inputs of 1-17 floats leave a scalar tail after
+  // the vector loop (8 or 16 lanes); 5 and 33 outputs leave weight rows over after 2 or 4 side by
+  // side.
+  for (int rows : {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 15, 16, 17, 24, 31, 32, 33, 40, 41, 64}) {
     for (int in : {1, 7, 15, 17, 64, 130}) {
       for (int out : {1, 3, 5, 33}) {
         const Problem pr = MakeProblem(rows, in, out, (rows + out) % 2 == 0, dtype(), ++seed);
