@@ -108,9 +108,9 @@ def svg_plot(rows: List[Dict], path: Path) -> None:
     palette = ["#000000", "#1f77b4", "#d62728", "#2ca02c", "#17becf", "#ff7f0e", "#9ecae1",
                "#6baed6", "#08519c", "#fdae6b", "#a63603", "#8c564b"]
 
-    def colour(r):  # one colour per model (ABC sizes in blues, SRformer variants in oranges)
-        return palette[ORDER.index(r["model"]) % len(palette)] if r["model"] in ORDER \
-            else "#777777"
+    def colour(r):  # one colour per kind of model (ABC sizes in blues, SRformer in oranges);
+        name = r["model"].removesuffix("-long")  # a long model takes its short one's colour
+        return palette[ORDER.index(name) % len(palette)] if name in ORDER else "#777777"
 
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="12">',
