@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/int8_activation_blocks.h"
 
@@ -142,12 +143,6 @@ void RoundActivationRows(const LinearParams& p, float* out, int begin, int end) 
       for (int i = 0; i < in - first; ++i) row[first + i] = q[i] * d;
     }
   }
-}
-
-bool CpuHasAvx512Vnni() {
-  static const bool has = __builtin_cpu_supports("avx512vnni") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw");
-  return has;
 }
 
 Int8DotIsa BestInt8DotIsa() {

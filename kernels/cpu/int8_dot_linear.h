@@ -11,14 +11,12 @@
 // loader refuses -128 (models/finite_weights.cc).
 #pragma once
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/linear.h"
 
 namespace slotserve::kernels::cpu {
 
 enum class Int8DotIsa { kAvx2, kAvx512Vnni };
-
-// Whether this CPU runs vpdpbusd on 256-bit registers (AVX512-VNNI and AVX512-VL).
-bool CpuHasAvx512Vnni();
 
 // The best of the two on this CPU.
 Int8DotIsa BestInt8DotIsa();

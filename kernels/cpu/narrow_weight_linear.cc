@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/float16.h"
@@ -240,12 +241,6 @@ void Run(const LinearParams& p, NarrowGemvIsa isa) {
 }
 
 }  // namespace
-
-bool CpuHasAvx512() {
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512bw");
-  return has;
-}
 
 NarrowGemvIsa BestNarrowGemvIsa() {
   return CpuHasAvx512() ? NarrowGemvIsa::kAvx512 : NarrowGemvIsa::kAvx2;

@@ -18,6 +18,7 @@
 // path here assumes.
 #pragma once
 
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/linear.h"
 
 namespace slotserve::kernels::cpu {
@@ -29,16 +30,14 @@ inline constexpr int kFusedRowsAvx512 = 40;
 
 enum class NarrowGemvIsa { kAvx2, kAvx512 };
 
-// Whether this CPU has AVX-512 F, VL and BW: the fused GEMV then runs on 512-bit registers.
-bool CpuHasAvx512();
-
 // The best of the two on this CPU.
 NarrowGemvIsa BestNarrowGemvIsa();
 
 // y = x W^T (+ y when accumulating); the bias is the caller's. p.weight_dtype is F16, BF16 or
 // I8 (then p.weight_scale holds the rows' scales).
 void NarrowWeightLinear(const LinearParams& p);
-// The same with the fused GEMV's instruction set chosen (kAvx512 only where CpuHasAvx512()).
+// The same with the fused GEMV's instruction set chosen (kAvx512 only where CpuHasAvx512(),
+// cpu_features.h).
 void NarrowWeightLinear(const LinearParams& p, NarrowGemvIsa isa);
 
 }  // namespace slotserve::kernels::cpu
