@@ -40,9 +40,19 @@ def load_long(eval_dir: Path, models_dir: Path) -> List[Dict]:
     return rows
 
 
+def evaluated_refs(eval_dir: Path, name: str) -> set:
+    return {v["ref"] for v in json.loads((eval_dir / f"{name}.json").read_text())["verses"]}
+
+
 def load_short(path: Path) -> Dict[str, Dict[str, str]]:
     with path.open() as f:
         return {row["model"]: row for row in csv.DictReader(f)}
+
+
+def same_ids(r: Dict) -> str:
+    if "pytorch_identical_token_ids" not in r:  # evaluated without --pytorch
+        return ""
+    return f"{r['pytorch_identical_token_ids']}/{r['verses']}"
 
 
 def table(rows: List[Dict], short: Dict[str, Dict[str, str]]) -> List[str]:
@@ -56,7 +66,7 @@ def table(rows: List[Dict], short: Dict[str, Dict[str, str]]) -> List[str]:
             f"{r['state_bytes_per_request']:,} ({r['decoder_state_bytes_per_request']:,} + "
             f"{r['cross_memory_bytes_per_request']:,}) | {fmt(r['bleu_greedy'])} | "
             f"{fmt(r['bleu_beam'])} | {fmt(r.get('bleu_pytorch_greedy'))} | "
-            f"{r.get('pytorch_identical_token_ids', '')}/{r['verses']} | "
+            f"{same_ids(r)} | "
             f"{r['greedy_tokens_per_second']:.0f} |")
         counterpart = short.get(r["model"].removesuffix("-long"))
         if counterpart:
@@ -119,7 +129,8 @@ def main(argv=None) -> int:
     lines += table(rows, short)
     lines += ["", "## Examples (held-out)", ""]
     for ref in EXAMPLES:
-        lines += [""] + examples(args.eval, [r["model"] for r in rows], ref)
+        if all(ref in evaluated_refs(args.eval, r["model"]) for r in rows):  # --limit may cut it
+            lines += [""] + examples(args.eval, [r["model"] for r in rows], ref)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     write_csv(rows, args.out.with_suffix(".csv"))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # BLEU of the bundled Spanish→English models (issue 13) as the C++ server translates, beside
-# the PyTorch reference's greedy BLEU, then bench/results/translation.{md,csv,svg}.
+# the PyTorch reference's greedy BLEU, then bench/results/translation.{md,csv,svg} (the 800-step
+# models) and translation_long.{md,csv,svg} (the -long ones).
 # Not run in CI (minutes per model). Card: models/trained/TRANSLATION_CARD.md.
 #
 #   scripts/evaluate-translation-models.sh [NAME...]   (default: every models/trained/es-en-*)
@@ -40,4 +41,16 @@ if [ "$SPEED_PASS" = 1 ]; then
       --concurrency 8 --threads 1 --speed-only --out "$EVAL_DIR"
   done
 fi
-"$PYTHON" python/translation_report.py --eval "$EVAL_DIR" --out bench/results/translation
+shopt -s nullglob
+short=()
+for path in "$EVAL_DIR"/es-en-*.json; do
+  case $path in *-long.json | *.speed.json) ;; *) short+=("$path") ;; esac
+done
+if [ ${#short[@]} -gt 0 ]; then
+  "$PYTHON" python/translation_report.py --eval "$EVAL_DIR" --out bench/results/translation
+fi
+# The -long models (the same recipe at 14,000 steps) beside their 800-step counterparts.
+if compgen -G "$EVAL_DIR/es-en-*-long.json" >/dev/null; then
+  "$PYTHON" python/translation_long_report.py --eval "$EVAL_DIR" \
+    --short-csv bench/results/translation.csv --out bench/results/translation_long
+fi
