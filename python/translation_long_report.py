@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Dict, List
 
-from translation_report import ORDER, describe, examples, fmt, svg_plot
+from translation_report import ORDER, examples, fmt, row_cells, svg_plot
 
 LONG = [name + "-long" for name in ORDER]
 EXAMPLES = ["Mark 1:2", "Mark 1:9", "Jonah 3:1", "Ruth 1:16", "Mark 2:27", "Mark 1:1"]
@@ -49,25 +49,15 @@ def load_short(path: Path) -> Dict[str, Dict[str, str]]:
         return {row["model"]: row for row in csv.DictReader(f)}
 
 
-def same_ids(r: Dict) -> str:
-    if "pytorch_identical_token_ids" not in r:  # evaluated without --pytorch
-        return ""
-    return f"{r['pytorch_identical_token_ids']}/{r['verses']}"
-
-
 def table(rows: List[Dict], short: Dict[str, Dict[str, str]]) -> List[str]:
     lines = ["| model | cross attention | steps | bytes / request (decoder + cross) | BLEU greedy "
              "(C++) | BLEU beam 5 (C++) | BLEU greedy (PyTorch) | same ids as PyTorch | "
              "decode tok/s |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
-        lines.append(
-            f"| `{r['model']}` | {describe(r)} | {r['steps']:,} | "
-            f"{r['state_bytes_per_request']:,} ({r['decoder_state_bytes_per_request']:,} + "
-            f"{r['cross_memory_bytes_per_request']:,}) | {fmt(r['bleu_greedy'])} | "
-            f"{fmt(r['bleu_beam'])} | {fmt(r.get('bleu_pytorch_greedy'))} | "
-            f"{same_ids(r)} | "
-            f"{r['greedy_tokens_per_second']:.0f} |")
+        cells = row_cells(r)
+        cells.insert(2, f"{r['steps']:,}")
+        lines.append("| " + " | ".join(cells) + " |")
         counterpart = short.get(r["model"].removesuffix("-long"))
         if counterpart:
             lines.append(
@@ -128,8 +118,9 @@ def main(argv=None) -> int:
              "speeds within one sitting only). Plot: `translation_long.svg`.", ""]
     lines += table(rows, short)
     lines += ["", "## Examples (held-out)", ""]
+    refs = [evaluated_refs(args.eval, r["model"]) for r in rows]
     for ref in EXAMPLES:
-        if all(ref in evaluated_refs(args.eval, r["model"]) for r in rows):  # --limit may cut it
+        if all(ref in evaluated for evaluated in refs):  # --limit may have cut it
             lines += [""] + examples(args.eval, [r["model"] for r in rows], ref)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")

@@ -74,19 +74,22 @@ def write_csv(rows: List[Dict], path: Path) -> None:
             w.writerow([describe(r) if k == "cross" else r.get(k, "") for k in keys])
 
 
+def row_cells(r: Dict) -> List[str]:
+    """One evaluated model's cells in the order of table()'s columns."""
+    same = (f"{r['pytorch_identical_token_ids']}/{r['verses']}"
+            if "pytorch_identical_token_ids" in r else "")  # evaluated without --pytorch
+    return [f"`{r['model']}`", describe(r),
+            f"{r['state_bytes_per_request']:,} ({r['decoder_state_bytes_per_request']:,} + "
+            f"{r['cross_memory_bytes_per_request']:,})", fmt(r["bleu_greedy"]),
+            fmt(r["bleu_beam"]), fmt(r.get("bleu_pytorch_greedy")), same,
+            f"{r['greedy_tokens_per_second']:.0f}"]
+
+
 def table(rows: List[Dict]) -> List[str]:
     lines = ["| model | cross attention | bytes / request (decoder + cross) | BLEU greedy (C++) "
              "| BLEU beam 5 (C++) | BLEU greedy (PyTorch) | same ids as PyTorch | decode tok/s |",
              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    for r in rows:
-        pt = fmt(r.get("bleu_pytorch_greedy"))
-        same = (f"{r['pytorch_identical_token_ids']}/{r['verses']}"
-                if "pytorch_identical_token_ids" in r else "")
-        lines.append(
-            f"| `{r['model']}` | {describe(r)} | {r['state_bytes_per_request']:,} "
-            f"({r['decoder_state_bytes_per_request']:,} + "
-            f"{r['cross_memory_bytes_per_request']:,}) | {fmt(r['bleu_greedy'])} | "
-            f"{fmt(r['bleu_beam'])} | {pt} | {same} | {r['greedy_tokens_per_second']:.0f} |")
+    lines += ["| " + " | ".join(row_cells(r)) + " |" for r in rows]
     return lines
 
 
