@@ -35,7 +35,8 @@ absl::StatusOr<int64_t> SafetensorsDataBytes(const std::filesystem::path& path) 
 
 absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesystem::path& dir,
                                                              kernels::Backend backend,
-                                                             int batch_slots) {
+                                                             int batch_slots,
+                                                             models::KvCacheDtype kv_cache_dtype) {
   if (batch_slots <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("BenchModel::Load: batch_slots must be > 0, got ", batch_slots));
@@ -43,7 +44,8 @@ absl::StatusOr<std::unique_ptr<BenchModel>> BenchModel::Load(const std::filesyst
   std::unique_ptr<BenchModel> bench(new BenchModel());
   bench->name_ = dir.filename().string();
   if (bench->name_.empty()) bench->name_ = dir.parent_path().filename().string();
-  auto model = models::LanguageModel::Load(dir, backend);
+  if (kv_cache_dtype == models::KvCacheDtype::kF16) bench->name_ += "-kv-f16";
+  auto model = models::LanguageModel::Load(dir, backend, {.kv_cache_dtype = kv_cache_dtype});
   SLOTSERVE_RETURN_IF_ERROR(model.status());
   bench->model_ = std::move(*model);
   auto states = bench->model_->AllocateStates(batch_slots + 1);

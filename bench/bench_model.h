@@ -24,9 +24,10 @@ class BenchModel {
  public:
   // `batch_slots` is the largest batch that will be timed (one more slot is allocated for the
   // pristine context).
-  static absl::StatusOr<std::unique_ptr<BenchModel>> Load(const std::filesystem::path& dir,
-                                                          kernels::Backend backend,
-                                                          int batch_slots);
+  // An f16 `kv_cache_dtype` adds "-kv-f16" to the name, so its rows stand apart.
+  static absl::StatusOr<std::unique_ptr<BenchModel>> Load(
+      const std::filesystem::path& dir, kernels::Backend backend, int batch_slots,
+      models::KvCacheDtype kv_cache_dtype = models::KvCacheDtype::kF32);
 
   // The directory's base name (e.g. "abc", "softmax-16k"): what the tables call the model.
   const std::string& name() const { return name_; }

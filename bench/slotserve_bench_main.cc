@@ -47,6 +47,9 @@ ABSL_FLAG(int, threads, 1,
           "threads");
 ABSL_FLAG(bool, int8_activations, false,
           "int8 models: quantise linear layers' inputs to int8 too (models/int8_activations.h)");
+ABSL_FLAG(std::string, kv_cache_dtype, "f32",
+          "softmax models: f32 or f16 KV cache (models/kv_cache_dtype.h); rows of f16 get "
+          "\"-kv-f16\" after the model's name");
 ABSL_FLAG(int, warmup, 1, "untimed repeats before the timed ones");
 ABSL_FLAG(int, repeats, 7, "timed repeats; the tables quote their median");
 ABSL_FLAG(int, steps_per_repeat, 8, "decode steps timed together in one repeat");
@@ -192,9 +195,15 @@ absl::Status ForEachModel(int batch_slots, const std::function<absl::Status(Benc
   SLOTSERVE_ASSIGN_OR_RETURN(kernels::Backend backend, ParseBackend(absl::GetFlag(FLAGS_backend)));
   const std::vector<std::string> dirs = absl::GetFlag(FLAGS_models);
   if (dirs.empty()) return absl::InvalidArgumentError("--models: expected model directories");
+  absl::StatusOr<models::KvCacheDtype> kv_cache_dtype =
+      models::ParseKvCacheDtype(absl::GetFlag(FLAGS_kv_cache_dtype));
+  if (!kv_cache_dtype.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv-cache-dtype ", kv_cache_dtype.status().message()));
+  }
   for (const std::string& dir : dirs) {
     SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<BenchModel> model,
-                               BenchModel::Load(dir, backend, batch_slots));
+                               BenchModel::Load(dir, backend, batch_slots, *kv_cache_dtype));
     std::cerr << "bench: " << model->name() << " (" << model->kind() << ", "
               << model->weight_bytes() << " weight bytes, "
               << model->model().state_bytes_per_request() << " state bytes per request)\n";

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <iterator>
 #include <optional>
+#include <string>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
@@ -12,8 +13,14 @@ namespace {
 
 constexpr char kMagic[8] = {'S', 'L', 'O', 'T', 'S', 'T', 'A', 'T'};
 constexpr uint32_t kSignedFlag = 1;
-constexpr uint32_t kDtypeF32 = 0;
 constexpr size_t kMaxKindBytes = 32;
+
+// "0 (f32)", "1 (f16 KV cache)", or the bare number of an unknown code.
+std::string StateDtypeName(uint32_t code) {
+  if (code == kStateDtypeF32) return "0 (f32)";
+  if (code == kStateDtypeF16KvCache) return "1 (f16 KV cache)";
+  return absl::StrCat(code);
+}
 
 template <typename T>
 void Put(std::vector<uint8_t>& out, T value) {
@@ -69,7 +76,7 @@ std::vector<uint8_t> ExportStateBlob(const RequestState& state, const StateBlobI
   out.insert(out.end(), identity.model_fingerprint.begin(), identity.model_fingerprint.end());
   Put<uint32_t>(out, static_cast<uint32_t>(identity.attention_kind.size()));
   out.insert(out.end(), identity.attention_kind.begin(), identity.attention_kind.end());
-  Put<uint32_t>(out, kDtypeF32);
+  Put<uint32_t>(out, identity.state_dtype);
   Put<int64_t>(out, state.token_count);
   Put<int32_t>(out, state.pending_token);
   Put<uint64_t>(out, state.payload.size());
@@ -163,8 +170,9 @@ absl::StatusOr<RequestState> ImportStateBlob(std::span<const uint8_t> blob,
     return Invalid(absl::StrCat("attention kind must be \"", identity.attention_kind, "\", got \"",
                                 absl::CHexEscape(kind_name), "\""));
   }
-  if (*dtype != kDtypeF32) {
-    return Invalid(absl::StrCat("state dtype must be 0 (f32), got ", *dtype));
+  if (*dtype != identity.state_dtype) {
+    return Invalid(absl::StrCat("state dtype must be ", StateDtypeName(identity.state_dtype),
+                                " for this server, got ", StateDtypeName(*dtype)));
   }
   if (static_cast<int64_t>(*payload_bytes) != identity.payload_bytes) {
     return Invalid(absl::StrCat("payload must be ", identity.payload_bytes,

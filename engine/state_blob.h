@@ -12,7 +12,8 @@
 //   12      4     flags: bit 0 = signed (an HMAC follows the checksum); other bits 0
 //   16      32    model fingerprint (SHA-256)
 //   48      4     attention kind length K (1..32), then K bytes of the kind's name
-//   ..      4     state dtype (0 = f32; DESIGN §3 keeps state in fp32 everywhere)
+//   ..      4     state dtype (0 = f32, DESIGN §3; 1 = a softmax model's KV cache in f16,
+//                 the server's --kv-cache-dtype f16)
 //   ..      8     token count: tokens the state has absorbed
 //   ..      4     pending token: the last generated token, not yet fed (-1: none)
 //   ..      8     payload length P, then P bytes (StateArena::Save: position, then the state)
@@ -37,7 +38,11 @@ struct StateBlobIdentity {
   std::string attention_kind;  // "abc", "rfa", "luna", "softmax"
   int64_t payload_bytes = 0;   // StateArena::Save's size for one slot
   int64_t max_tokens = 0;      // the model's longest sequence
+  uint32_t state_dtype = 0;    // kStateDtypeF32 or kStateDtypeF16KvCache
 };
+
+inline constexpr uint32_t kStateDtypeF32 = 0;
+inline constexpr uint32_t kStateDtypeF16KvCache = 1;
 
 // A request's whole context, host side.
 struct RequestState {

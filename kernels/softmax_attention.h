@@ -1,6 +1,10 @@
 // Causal softmax attention over a per-request KV cache: the growing-memory baseline.
 // Per layer the state is K [max_context x heads*d], V [max_context x heads*d] (in this order);
 // the token at position p is cached at row p. Callers guarantee positions < max_context.
+// The cache holds fp32 values, or, with f16_cache (the server's --kv-cache-dtype f16), IEEE
+// half values rounded to nearest even as each row is written: half the bytes to keep and,
+// at large batches where decode reads the cache at memory bandwidth, half to read. Queries,
+// scores, the softmax and the output stay fp32.
 #pragma once
 
 #include <cstdint>
@@ -21,10 +25,17 @@ struct SoftmaxAttentionParams {
   int64_t in_stride = 0;
   float* out = nullptr;
   int64_t out_stride = 0;
+  bool f16_cache = false;  // the cache's rows are halves (the layer's state is then half as big)
 };
 
+// The fp32 cache's size in floats; an f16 cache takes half of it (SoftmaxCacheFloatsPerLayer).
 inline int64_t SoftmaxStateFloatsPerLayer(int heads, int head_dim, int max_context) {
   return 2LL * max_context * heads * head_dim;
+}
+inline int64_t SoftmaxCacheFloatsPerLayer(int heads, int head_dim, int max_context,
+                                          bool f16_cache) {
+  const int64_t floats = SoftmaxStateFloatsPerLayer(heads, head_dim, max_context);
+  return f16_cache ? floats / 2 : floats;  // 2 x max_context x width halves: an even count
 }
 
 template <Backend B>

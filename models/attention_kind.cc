@@ -53,6 +53,9 @@ std::vector<AttentionTensor> NoConstants(const ModelConfig& /*config*/) { return
 int64_t NoContextLimit(const AttentionConfig& /*attention*/) { return 0; }
 // A KV cache holds one row per token, so its memory size is the longest context.
 int64_t SoftmaxContextLimit(const AttentionConfig& attention) { return attention.max_context; }
+std::string DescribeSoftmaxOptions(const AttentionConfig& attention) {
+  return attention.kv_cache_f16 ? ", f16 KV cache" : "";
+}
 
 // ---------------------------------------------------------------------------------------- RFA
 
@@ -161,7 +164,7 @@ const std::vector<AttentionKindDescription>& Table() {
        .option_keys = {},
        .parse_options = nullptr,
        .context_limit = SoftmaxContextLimit,
-       .describe_options = nullptr,
+       .describe_options = DescribeSoftmaxOptions,
        .state_floats_per_layer = kernels::SoftmaxStateFloatsPerLayer,
        .input_projections = QueryKeyValue,
        .constant_tensors = NoConstants,
@@ -215,8 +218,11 @@ std::string DescribeAttention(const AttentionConfig& attention) {
 namespace {
 
 int64_t StateFloatsPerLayer(const ModelConfig& config, int memory_size) {
-  return DescribeAttentionKind(config.attention.kind)
-      .state_floats_per_layer(config.n_heads, config.head_dim(), memory_size);
+  const int64_t floats =
+      DescribeAttentionKind(config.attention.kind)
+          .state_floats_per_layer(config.n_heads, config.head_dim(), memory_size);
+  // An f16 KV cache (softmax only, kv_cache_dtype.h) packs two halves per float.
+  return config.attention.kv_cache_f16 ? floats / 2 : floats;
 }
 
 int64_t StateBytes(const ModelConfig& config, int memory_size) {

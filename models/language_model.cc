@@ -33,6 +33,13 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LoadEncoderDecoder(const std::fil
   return std::unique_ptr<LanguageModel>(std::move(model));
 }
 
+// --kv-cache-dtype f16 is for decoder-only softmax models (kv_cache_dtype.h).
+absl::Status NoKvCache(const std::filesystem::path& dir, const char* what) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      dir.string(), ": kv cache dtype f16 is for decoder-only softmax models; this is ", what,
+      ", whose state stays f32 (use --kv-cache-dtype f32)"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<StateArena>> LanguageModel::AllocateStatesSharingCrossMemories(
@@ -40,8 +47,8 @@ absl::StatusOr<std::unique_ptr<StateArena>> LanguageModel::AllocateStatesSharing
   return AllocateStates(num_slots);
 }
 
-absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::filesystem::path& dir,
-                                                                   kernels::Backend backend) {
+absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(
+    const std::filesystem::path& dir, kernels::Backend backend, const ModelLoadOptions& options) {
   if (backend == kernels::Backend::kCuda && !kernels::CudaCompiledIn()) {
     return absl::FailedPreconditionError(
         "backend cuda: this build has no CUDA backend (built without SLOTSERVE_WITH_CUDA)");
@@ -57,13 +64,21 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(const std::fi
         absl::StrCat(dir.string(), ": not a model directory (no such directory)"));
   }
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string config_text, ReadConfigFile(dir / "config.json"));
+  const bool f16_cache = options.kv_cache_dtype == KvCacheDtype::kF16;
   if (LooksLikeFlaConfig(config_text)) {
+    if (f16_cache) return NoKvCache(dir, "a flash-linear-attention checkpoint");
     SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<FlaModel> model, FlaModel::Load(dir, backend));
     return std::unique_ptr<LanguageModel>(std::move(model));
   }
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, ReadConfigFormat(dir / "config.json"));
-  if (format == "slotserve-seq2seq") return LoadEncoderDecoder(dir, backend);
-  SLOTSERVE_ASSIGN_OR_RETURN(const ModelConfig config, LoadModelConfig(dir / "config.json"));
+  if (format == "slotserve-seq2seq") {
+    if (f16_cache) return NoKvCache(dir, "an encoder-decoder model");
+    return LoadEncoderDecoder(dir, backend);
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(ModelConfig config, LoadModelConfig(dir / "config.json"));
+  if (absl::Status status = ApplyKvCacheDtype(options.kv_cache_dtype, config); !status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(dir.string(), ": ", status.message()));
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(const std::unique_ptr<SafetensorsFile> file,
                              SafetensorsFile::Open(dir / "model.safetensors"));
   SLOTSERVE_RETURN_IF_ERROR(CheckWeights(config, *file));

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "kernels/backend.h"
+#include "models/kv_cache_dtype.h"
 #include "models/model_config.h"
 #include "models/seq2seq_shape.h"
 #include "models/state_arena.h"
@@ -28,6 +29,11 @@ absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_
 
 class LanguageModel;
 
+// Choices a server makes about how it runs a model, beyond what the model directory says.
+struct ModelLoadOptions {
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::kF32;  // f16: decoder-only softmax models only
+};
+
 // The attention kind the server reports (model info, the build_info metric, state blobs): the
 // kind's name in our format, or fla's model type ("abc", "gsa") for an fla checkpoint.
 std::string ServedAttentionKind(const LanguageModel& model);
@@ -43,7 +49,8 @@ class LanguageModel {
   // (config.json with fla's model_type; weights possibly sharded). Every refusal names the file
   // and the key or tensor at fault.
   static absl::StatusOr<std::unique_ptr<LanguageModel>> Load(const std::filesystem::path& dir,
-                                                             kernels::Backend backend);
+                                                             kernels::Backend backend,
+                                                             const ModelLoadOptions& options = {});
 
   virtual const ModelConfig& config() const = 0;
   virtual kernels::Backend backend() const = 0;

@@ -45,6 +45,9 @@ struct AttentionConfig {
   bool tie_kv = false;
   // softmax
   int max_context = 0;
+  // Not a config.json key: the server's --kv-cache-dtype f16 (models/kv_cache_dtype.h) keeps
+  // the KV cache in halves; only softmax attention has one.
+  bool kv_cache_f16 = false;
 };
 
 struct ModelConfig {

@@ -16,6 +16,7 @@ class SoftmaxAttentionLayer final
   void FillKindParams(const AttentionIo& /*io*/,
                       kernels::SoftmaxAttentionParams& params) const override {
     params.max_context = config().attention.max_context;
+    params.f16_cache = config().attention.kv_cache_f16;
   }
 };
 

@@ -98,6 +98,10 @@ ABSL_FLAG(bool, int8_activations, false,
           "int8 models, cpu backend: quantise each linear layer's input to int8 (blocks of 32, "
           "as llama.cpp's Q8_0) and multiply int8 by int8; faster decoding, logits carry the "
           "inputs' rounding too (off: exact dequantised weights). No effect on other models");
+ABSL_FLAG(std::string, kv_cache_dtype, "f32",
+          "Softmax models: what the KV cache holds, f32 or f16 (half the state per request and "
+          "half the bytes a decode step reads; attention arithmetic stays f32). Other kinds "
+          "keep their constant-size state in f32 and refuse f16");
 ABSL_FLAG(absl::Duration, drain_timeout, absl::Seconds(30),
           "On SIGTERM/SIGINT, how long running requests may take to finish (e.g. 30s, 500ms)");
 ABSL_FLAG(int, max_new_tokens_limit, 4096, "Largest max_new_tokens a request may ask for");
@@ -279,6 +283,13 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
         "--int8-activations is implemented by the cpu and reference backends, not by "
         "--backend=cuda (its int8 kernels keep the activations F32)");
   }
+  absl::StatusOr<models::KvCacheDtype> kv_cache_dtype =
+      models::ParseKvCacheDtype(absl::GetFlag(FLAGS_kv_cache_dtype));
+  if (!kv_cache_dtype.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--kv-cache-dtype ", kv_cache_dtype.status().message()));
+  }
+  config.kv_cache_dtype = *kv_cache_dtype;
   config.drain_timeout = absl::GetFlag(FLAGS_drain_timeout);
   if (config.drain_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(absl::StrCat("--drain-timeout must be >= 0, got ",

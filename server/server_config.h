@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "engine/scheduler.h"
 #include "kernels/backend.h"
+#include "models/kv_cache_dtype.h"
 #include "server/tls_files.h"
 
 namespace slotserve::server {
@@ -23,6 +24,7 @@ struct ServerConfig {
   kernels::Backend backend = kernels::Backend::kCpu;
   int threads = 0;                // OpenBLAS threads; 0 = OpenBLAS's own default
   bool int8_activations = false;  // --int8-activations (models/int8_activations.h)
+  models::KvCacheDtype kv_cache_dtype = models::KvCacheDtype::kF32;  // --kv-cache-dtype
   absl::Duration drain_timeout;
   engine::SchedulerOptions scheduler;
   // --state-memory: the pool's slot count is derived from it once the model's state size is

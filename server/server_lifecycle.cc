@@ -266,8 +266,10 @@ absl::Status RunServer(const ServerConfig& config) {
 
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<engine::Tokenizer> tokenizer,
                              LoadTokenizerIfPresent(model_dir));
-  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<models::LanguageModel> model,
-                             models::LanguageModel::Load(model_dir, config.backend));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::unique_ptr<models::LanguageModel> model,
+      models::LanguageModel::Load(model_dir, config.backend,
+                                  {.kv_cache_dtype = config.kv_cache_dtype}));
   if (config.int8_activations) {
     std::fprintf(stderr,
                  "slotserve-server: --int8-activations: linear layers with int8 weights quantise "
@@ -283,7 +285,8 @@ absl::Status RunServer(const ServerConfig& config) {
       .model_fingerprint = fingerprint,
       .attention_kind = models::ServedAttentionKind(*model),
       .payload_bytes = static_cast<int64_t>(sizeof(int32_t)) + state_bytes,  // StateArena::Save
-      .max_tokens = model->max_positions()};
+      .max_tokens = model->max_positions(),
+      .state_dtype = models::StateDtypeCode(model->config())};
   engine::SchedulerOptions scheduler_options = config.scheduler;
   SLOTSERVE_ASSIGN_OR_RETURN(scheduler_options.session_store,
                              MakeSessionStore(config, blob_identity));

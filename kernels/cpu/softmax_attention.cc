@@ -1,13 +1,18 @@
 // cpu causal softmax attention over the KV cache. Prefill writes the chunk's keys and values
 // into the cache, then per head does scores = Q K^T (one sgemm over every cached row), the
 // causal mask and softmax row by row, and out = P V (a second sgemm). Step handles each of
-// the B requests head by head with row_products.h over its cached rows.
+// the B requests head by head with row_products.h over its cached rows. An f16 cache
+// (SoftmaxAttentionParams::f16_cache) is written rounded (half_row_products.h); the step reads
+// its halves widening them in registers, and prefill widens the request's cached rows into
+// fp32 once for its two sgemms.
 #include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/half_row_products.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
@@ -17,21 +22,52 @@
 namespace slotserve::kernels {
 namespace {
 
+// A layer's cache rows, [max_context x heads*d] each: floats, or halves for an f16 cache.
+template <typename Element>
 struct KvCache {
-  float* keys;    // [max_context x heads*d]
-  float* values;  // [max_context x heads*d]
+  Element* keys;
+  Element* values;
   int64_t width;  // heads * d
 };
 
-KvCache CacheOf(const SoftmaxAttentionParams& p, float* layer_state) {
+template <typename Element>
+KvCache<Element> CacheOf(const SoftmaxAttentionParams& p, float* layer_state) {
   const int64_t width = static_cast<int64_t>(p.heads) * p.head_dim;
-  return {layer_state, layer_state + p.max_context * width, width};
+  Element* keys = reinterpret_cast<Element*>(layer_state);
+  return {keys, keys + p.max_context * width, width};
 }
 
-void StoreKeyValue(const SoftmaxAttentionParams& p, int row, int32_t position,
-                   const KvCache& cache) {
-  std::copy_n(p.k + row * p.in_stride, cache.width, cache.keys + position * cache.width);
-  std::copy_n(p.v + row * p.in_stride, cache.width, cache.values + position * cache.width);
+void StoreKeyValue(const SoftmaxAttentionParams& p, int row, int32_t position, float* layer_state) {
+  const float* k = p.k + row * p.in_stride;
+  const float* v = p.v + row * p.in_stride;
+  if (p.f16_cache) {
+    const KvCache<uint16_t> cache = CacheOf<uint16_t>(p, layer_state);
+    cpu::RoundToHalves(k, cache.width, cache.keys + position * cache.width);
+    cpu::RoundToHalves(v, cache.width, cache.values + position * cache.width);
+  } else {
+    const KvCache<float> cache = CacheOf<float>(p, layer_state);
+    std::copy_n(k, cache.width, cache.keys + position * cache.width);
+    std::copy_n(v, cache.width, cache.values + position * cache.width);
+  }
+}
+
+// scores = q . the cached keys of rows 0..position, then out = softmax(scores * scale) V.
+template <typename Element>
+void AttendOneHead(const float* q, const KvCache<Element>& cache, int h, int d, int32_t position,
+                   float scale, std::vector<float>& scores, float* out) {
+  scores.resize(position + 1);
+  if constexpr (std::is_same_v<Element, float>) {
+    cpu::DotRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
+  } else {
+    cpu::DotHalfRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
+  }
+  for (int s = 0; s <= position; ++s) scores[s] *= scale;
+  cpu::SoftmaxInPlace(scores.data(), position + 1);
+  if constexpr (std::is_same_v<Element, float>) {
+    cpu::WeightedRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d, out);
+  } else {
+    cpu::WeightedHalfRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d, out);
+  }
 }
 
 }  // namespace
@@ -41,9 +77,19 @@ void LaunchSoftmaxAttentionPrefill<Backend::kCpu>(const SoftmaxAttentionParams& 
                                                   const PrefillTarget& target, Stream /*stream*/) {
   if (p.rows == 0) return;
   const int d = p.head_dim;
-  const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slot));
-  for (int r = 0; r < p.rows; ++r) StoreKeyValue(p, r, target.start_position + r, cache);
+  float* layer_state = host::LayerState(target.state, target.slot);
+  for (int r = 0; r < p.rows; ++r) StoreKeyValue(p, r, target.start_position + r, layer_state);
   const int context = target.start_position + p.rows;  // cached rows the last token sees
+  KvCache<float> cache = CacheOf<float>(p, layer_state);
+  std::vector<float> widened;  // an f16 cache's rows 0..context, as fp32 for sgemm
+  if (p.f16_cache) {
+    const KvCache<uint16_t> halves = CacheOf<uint16_t>(p, layer_state);
+    const int64_t cached = context * halves.width;
+    widened.resize(2 * cached);
+    cpu::WidenHalves(halves.keys, cached, widened.data());
+    cpu::WidenHalves(halves.values, cached, widened.data() + cached);
+    cache = {widened.data(), widened.data() + cached, halves.width};
+  }
   const int ld_cache = static_cast<int>(cache.width);
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   // Heads are independent: split between the compute threads (parallel_for.h), each with its
@@ -75,8 +121,7 @@ void LaunchSoftmaxAttentionStep<Backend::kCpu>(const SoftmaxAttentionParams& p,
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   int64_t work = 0;
   for (int r = 0; r < p.rows; ++r) {
-    StoreKeyValue(p, r, target.positions[r],
-                  CacheOf(p, host::LayerState(target.state, target.slots[r])));
+    StoreKeyValue(p, r, target.positions[r], host::LayerState(target.state, target.slots[r]));
     work += int64_t{2} * (target.positions[r] + 1) * p.heads * d;
   }
   // (row, head) pairs are independent (each reads its own slot's cache): split between the
@@ -86,15 +131,16 @@ void LaunchSoftmaxAttentionStep<Backend::kCpu>(const SoftmaxAttentionParams& p,
     for (int pair = begin; pair < end; ++pair) {
       const int r = pair / p.heads;
       const int h = pair % p.heads;
-      const int32_t position = target.positions[r];
-      const KvCache cache = CacheOf(p, host::LayerState(target.state, target.slots[r]));
-      scores.resize(position + 1);
+      float* layer_state = host::LayerState(target.state, target.slots[r]);
       const float* q = p.q + r * p.in_stride + h * d;
-      cpu::DotRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
-      for (int s = 0; s <= position; ++s) scores[s] *= scale;
-      cpu::SoftmaxInPlace(scores.data(), position + 1);
-      cpu::WeightedRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d,
-                          p.out + r * p.out_stride + h * d);
+      float* out = p.out + r * p.out_stride + h * d;
+      if (p.f16_cache) {
+        AttendOneHead(q, CacheOf<uint16_t>(p, layer_state), h, d, target.positions[r], scale,
+                      scores, out);
+      } else {
+        AttendOneHead(q, CacheOf<float>(p, layer_state), h, d, target.positions[r], scale, scores,
+                      out);
+      }
     }
   });
 }

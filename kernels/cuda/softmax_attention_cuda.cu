@@ -5,7 +5,11 @@
 // warps' partial results are merged at the end.
 // Step: each block first writes its request's new k, v for its head at row `position`, then
 // attends to rows 0..position. Prefill: one launch writes the chunk's k, v rows, a second
-// attends with a block per (token, head).
+// attends with a block per (token, head). An f16 cache (SoftmaxAttentionParams::f16_cache) is
+// the same code over __half rows: values are rounded to nearest as they are written and widened
+// as they are read; all arithmetic stays fp32.
+#include <cuda_fp16.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -23,20 +27,38 @@ constexpr int kAttentionWarps = kAttentionThreads / kWarpSize;
 constexpr int kMaxHeadDim = 256;
 constexpr int kValuesPerLane = kMaxHeadDim / kWarpSize;
 
+template <typename Element>  // float, or __half for an f16 cache
 struct KvCache {
-  float* keys;    // [max_context x width]
-  float* values;  // [max_context x width]
-  int64_t width;  // heads * d
+  Element* keys;    // [max_context x width]
+  Element* values;  // [max_context x width]
+  int64_t width;    // heads * d
 };
 
-__device__ KvCache CacheOf(const SoftmaxAttentionParams& p, float* layer_state) {
+template <typename Element>
+__device__ KvCache<Element> CacheOf(const SoftmaxAttentionParams& p, float* layer_state) {
   const int64_t width = static_cast<int64_t>(p.heads) * p.head_dim;
-  return {layer_state, layer_state + p.max_context * width, width};
+  Element* keys = reinterpret_cast<Element*>(layer_state);
+  return {keys, keys + p.max_context * width, width};
+}
+
+__device__ float Widen(float x) { return x; }
+__device__ float Widen(__half x) { return __half2float(x); }
+template <typename Element>
+__device__ Element Narrow(float x);
+template <>
+__device__ float Narrow<float>(float x) {
+  return x;
+}
+template <>
+__device__ __half Narrow<__half>(float x) {
+  return __float2half_rn(x);
 }
 
 // out[h] = softmax(q_h K_h^T / sqrt(d)) V_h over cache rows 0..last_position.
+template <typename Element>
 __device__ void AttendToCache(const SoftmaxAttentionParams& p, const float* q_row,
-                              const KvCache& cache, int h, int32_t last_position, float* out_row) {
+                              const KvCache<Element>& cache, int h, int32_t last_position,
+                              float* out_row) {
   __shared__ float warp_max[kAttentionWarps];
   __shared__ float warp_sum[kAttentionWarps];
   __shared__ float warp_values[kAttentionWarps][kMaxHeadDim];
@@ -56,13 +78,13 @@ __device__ void AttendToCache(const SoftmaxAttentionParams& p, const float* q_ro
   float running_max = -INFINITY;
   float running_sum = 0.0f;
   for (int s = warp; s <= last_position; s += kAttentionWarps) {
-    const float* key = cache.keys + s * cache.width + h * d;
-    const float* value = cache.values + s * cache.width + h * d;
+    const Element* key = cache.keys + s * cache.width + h * d;
+    const Element* value = cache.values + s * cache.width + h * d;
     float dot = 0.0f;
 #pragma unroll
     for (int c = 0; c < kValuesPerLane; ++c) {
       const int j = lane + c * kWarpSize;
-      if (j < d) dot += q[c] * key[j];
+      if (j < d) dot += q[c] * Widen(key[j]);
     }
     const float score = cuda::WarpSum(dot) * scale;
     const float new_max = fmaxf(running_max, score);
@@ -72,7 +94,7 @@ __device__ void AttendToCache(const SoftmaxAttentionParams& p, const float* q_ro
 #pragma unroll
     for (int c = 0; c < kValuesPerLane; ++c) {
       const int j = lane + c * kWarpSize;
-      if (j < d) acc[c] = acc[c] * correction + weight * value[j];
+      if (j < d) acc[c] = acc[c] * correction + weight * Widen(value[j]);
     }
     running_max = new_max;
   }
@@ -101,21 +123,24 @@ __device__ void AttendToCache(const SoftmaxAttentionParams& p, const float* q_ro
   }
 }
 
-__device__ void WriteHeadToCache(const SoftmaxAttentionParams& p, int row, const KvCache& cache,
-                                 int h, int32_t position) {
+template <typename Element>
+__device__ void WriteHeadToCache(const SoftmaxAttentionParams& p, int row,
+                                 const KvCache<Element>& cache, int h, int32_t position) {
   const int d = p.head_dim;
   const int64_t in_row = static_cast<int64_t>(row) * p.in_stride + h * d;
   const int64_t cache_row = position * cache.width + h * d;
   for (int j = threadIdx.x; j < d; j += blockDim.x) {
-    cache.keys[cache_row + j] = p.k[in_row + j];
-    cache.values[cache_row + j] = p.v[in_row + j];
+    cache.keys[cache_row + j] = Narrow<Element>(p.k[in_row + j]);
+    cache.values[cache_row + j] = Narrow<Element>(p.v[in_row + j]);
   }
 }
 
+template <typename Element>
 __global__ void SoftmaxStepKernel(SoftmaxAttentionParams p, StepTarget target) {
   const int h = blockIdx.x;
   const int row = blockIdx.y;
-  const KvCache cache = CacheOf(p, cuda::LayerStateOf(target.state, target.slots[row]));
+  const KvCache<Element> cache =
+      CacheOf<Element>(p, cuda::LayerStateOf(target.state, target.slots[row]));
   const int32_t position = target.positions[row];
   WriteHeadToCache(p, row, cache, h, position);
   __syncthreads();
@@ -123,17 +148,19 @@ __global__ void SoftmaxStepKernel(SoftmaxAttentionParams p, StepTarget target) {
                 p.out + static_cast<int64_t>(row) * p.out_stride);
 }
 
+template <typename Element>
 __global__ void SoftmaxPrefillWriteKernel(SoftmaxAttentionParams p, PrefillTarget target) {
   const int h = blockIdx.x;
   const int row = blockIdx.y;
-  const KvCache cache = CacheOf(p, cuda::LayerStateOf(target.state, target.slot));
+  const KvCache<Element> cache = CacheOf<Element>(p, cuda::LayerStateOf(target.state, target.slot));
   WriteHeadToCache(p, row, cache, h, target.start_position + row);
 }
 
+template <typename Element>
 __global__ void SoftmaxPrefillAttendKernel(SoftmaxAttentionParams p, PrefillTarget target) {
   const int h = blockIdx.x;
   const int row = blockIdx.y;
-  const KvCache cache = CacheOf(p, cuda::LayerStateOf(target.state, target.slot));
+  const KvCache<Element> cache = CacheOf<Element>(p, cuda::LayerStateOf(target.state, target.slot));
   AttendToCache(p, p.q + static_cast<int64_t>(row) * p.in_stride, cache, h,
                 target.start_position + row, p.out + static_cast<int64_t>(row) * p.out_stride);
 }
@@ -157,9 +184,15 @@ void LaunchSoftmaxAttentionPrefill<Backend::kCuda>(const SoftmaxAttentionParams&
   CheckHeadDim(p);
   const cudaStream_t s = cuda::AsCudaStream(stream);
   const dim3 grid(p.heads, p.rows);
-  SoftmaxPrefillWriteKernel<<<grid, kAttentionThreads, 0, s>>>(p, target);
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
-  SoftmaxPrefillAttendKernel<<<grid, kAttentionThreads, 0, s>>>(p, target);
+  if (p.f16_cache) {
+    SoftmaxPrefillWriteKernel<__half><<<grid, kAttentionThreads, 0, s>>>(p, target);
+    SLOTSERVE_CUDA_CHECK_LAUNCH();
+    SoftmaxPrefillAttendKernel<__half><<<grid, kAttentionThreads, 0, s>>>(p, target);
+  } else {
+    SoftmaxPrefillWriteKernel<float><<<grid, kAttentionThreads, 0, s>>>(p, target);
+    SLOTSERVE_CUDA_CHECK_LAUNCH();
+    SoftmaxPrefillAttendKernel<float><<<grid, kAttentionThreads, 0, s>>>(p, target);
+  }
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -168,8 +201,13 @@ void LaunchSoftmaxAttentionStep<Backend::kCuda>(const SoftmaxAttentionParams& p,
                                                 const StepTarget& target, Stream stream) {
   if (p.rows == 0) return;
   CheckHeadDim(p);
-  SoftmaxStepKernel<<<dim3(p.heads, p.rows), kAttentionThreads, 0, cuda::AsCudaStream(stream)>>>(
-      p, target);
+  const dim3 grid(p.heads, p.rows);
+  const cudaStream_t s = cuda::AsCudaStream(stream);
+  if (p.f16_cache) {
+    SoftmaxStepKernel<__half><<<grid, kAttentionThreads, 0, s>>>(p, target);
+  } else {
+    SoftmaxStepKernel<float><<<grid, kAttentionThreads, 0, s>>>(p, target);
+  }
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 

@@ -36,7 +36,8 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: slotserve-perplexity --model DIR --ids FILE --window N [--prefill-chunk K] "
-    "[--max-tokens N] [--backend reference|cpu|cuda] [--int8-activations on|off]";
+    "[--max-tokens N] [--backend reference|cpu|cuda] [--int8-activations on|off] "
+    "[--kv-cache-dtype f32|f16]";
 
 struct PerplexityOptions {
   std::string model_dir;
@@ -45,7 +46,8 @@ struct PerplexityOptions {
   int prefill_chunk = 64;
   int64_t max_tokens = 0;  // 0 = every token of the file
   kernels::Backend backend = kernels::Backend::kCpu;
-  bool int8_activations = false;  // models/int8_activations.h
+  bool int8_activations = false;                     // models/int8_activations.h
+  KvCacheDtype kv_cache_dtype = KvCacheDtype::kF32;  // models/kv_cache_dtype.h
 };
 
 absl::StatusOr<int64_t> ParsePositive(const std::string& flag, const std::string& text) {
@@ -61,9 +63,9 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
   std::map<std::string, std::string> values;
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
-    static const char* const kFlags[] = {"--model",           "--ids",     "--window",
-                                         "--max-tokens",      "--backend", "--prefill-chunk",
-                                         "--int8-activations"};
+    static const char* const kFlags[] = {
+        "--model",   "--ids",           "--window",           "--max-tokens",
+        "--backend", "--prefill-chunk", "--int8-activations", "--kv-cache-dtype"};
     if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown argument \"", flag, "\""));
     }
@@ -114,6 +116,14 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
       return absl::InvalidArgumentError(
           "--int8-activations on is implemented by the cpu and reference backends, not cuda");
     }
+  }
+  if (values.contains("--kv-cache-dtype")) {
+    absl::StatusOr<KvCacheDtype> dtype = ParseKvCacheDtype(values["--kv-cache-dtype"]);
+    if (!dtype.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--kv-cache-dtype ", dtype.status().message()));
+    }
+    options.kv_cache_dtype = *dtype;
   }
   return options;
 }
@@ -207,7 +217,8 @@ absl::Status Run(const PerplexityOptions& options) {
   SLOTSERVE_ASSIGN_OR_RETURN(const auto books, ReadBooks(options.ids_file));
   SetInt8Activations(options.int8_activations);
   SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<LanguageModel> model,
-                             LanguageModel::Load(options.model_dir, options.backend));
+                             LanguageModel::Load(options.model_dir, options.backend,
+                                                 {.kv_cache_dtype = options.kv_cache_dtype}));
   SLOTSERVE_ASSIGN_OR_RETURN(const Totals totals, Evaluate(options, *model, books));
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

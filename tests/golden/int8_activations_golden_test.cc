@@ -21,6 +21,7 @@
 #include "models/int8_activations.h"
 #include "models/language_model.h"
 #include "tests/golden/golden_data.h"
+#include "tests/golden/stepped_logits.h"
 
 namespace slotserve::golden {
 namespace {
@@ -86,36 +87,18 @@ TEST_P(Int8ActivationsGoldenTest, TheTwoReferencesAreFarApart) {
 }
 
 TEST_P(Int8ActivationsGoldenTest, WholePrompt) {
-  std::vector<float> logits(golden_.tokens.size() * vocab_);
-  const absl::Status status =
-      model_->Prefill(*states_, 1, golden_.tokens, LogitsWanted::kEveryToken, logits);
-  ASSERT_TRUE(status.ok()) << status;
-  ExpectGolden(logits, "whole prompt");
+  const absl::StatusOr<std::vector<float>> logits =
+      WholePromptLogits(*model_, *states_, 1, golden_.tokens);
+  ASSERT_TRUE(logits.ok()) << logits.status();
+  ExpectGolden(*logits, "whole prompt");
 }
 
-// One token per Step, in a batch of three with two other requests (the first token
-// prefilled): rows are quantised one by one, so batching changes nothing.
+// Rows are quantised one by one, so sharing a step batch changes nothing.
 TEST_P(Int8ActivationsGoldenTest, OneTokenPerStepInABatch) {
-  const auto& tokens = golden_.tokens;
-  const size_t n = tokens.size();
-  std::vector<float> target(n * vocab_);
-  for (int32_t slot : {0, 2, 3}) {
-    std::vector<float> first(vocab_);
-    ASSERT_TRUE(
-        model_
-            ->Prefill(*states_, slot, std::span(tokens).first(1), LogitsWanted::kEveryToken, first)
-            .ok());
-    if (slot == 2) std::copy(first.begin(), first.end(), target.begin());
-  }
-  for (size_t t = 1; t < n; ++t) {
-    const std::vector<int32_t> slots = {0, 2, 3};
-    const std::vector<int32_t> step_tokens = {tokens[n - t], tokens[t], tokens[(t * 7) % n]};
-    std::vector<float> logits(3 * vocab_);
-    const absl::Status status = model_->Step(*states_, slots, step_tokens, logits);
-    ASSERT_TRUE(status.ok()) << status;
-    std::copy_n(logits.begin() + vocab_, vocab_, target.begin() + t * vocab_);
-  }
-  ExpectGolden(target, "one token per step");
+  const absl::StatusOr<std::vector<float>> logits =
+      SteppedInABatchLogits(*model_, *states_, golden_.tokens);
+  ASSERT_TRUE(logits.ok()) << logits.status();
+  ExpectGolden(*logits, "one token per step");
 }
 
 std::vector<Int8Case> Cases() {

@@ -14,7 +14,9 @@ reference's logits for a fixed token sequence:
 
 int8 variants also get golden_logits_int8_activations.f32: the same tokens with the engine's
 int8 activations (--int8-activations; slotserve_ref/int8_activations.py), every matrix product's
-input rounded to int8 per block of 32.
+input rounded to int8 per block of 32. The f32 softmax variant also gets
+golden_logits_f16_kv_cache.f32: the same tokens with the engine's f16 KV cache (--kv-cache-dtype
+f16; slotserve_ref/f16_kv_cache.py), every cached key and value rounded to a half.
 
 The logits come from the model as re-loaded from the written directory (so F16/BF16 variants
 use the rounded weights and int8 variants the dequantised q * scale), computed in float64 with the recurrent token-by-token form; the
@@ -40,6 +42,7 @@ sys.path.insert(0, str(REPO / "python"))
 
 from slotserve_ref.config import ModelConfig, merge_config_dict  # noqa: E402
 from slotserve_ref.golden_cli import run_golden_cli  # noqa: E402
+from slotserve_ref.f16_kv_cache import use_f16_kv_cache_  # noqa: E402
 from slotserve_ref.init import randomize_  # noqa: E402
 from slotserve_ref.int8_activations import use_int8_activations_  # noqa: E402
 from slotserve_ref.model import LanguageModel  # noqa: E402
@@ -141,6 +144,17 @@ def int8_activation_logits(out_dir: Path, tokens: torch.Tensor, name: str) -> to
     return reference_logits(model, tokens, name + " (int8 activations)")
 
 
+F16_KV_CACHE_FILE = "golden_logits_f16_kv_cache.f32"
+F16_KV_CACHE_VARIANTS = ("softmax",)
+
+
+@torch.no_grad()
+def f16_kv_cache_logits(out_dir: Path, tokens: torch.Tensor, name: str) -> torch.Tensor:
+    """float64 logits of the softmax directory `out_dir` with its KV cache in halves."""
+    model = use_f16_kv_cache_(load_model_dir(out_dir, torch.float64))
+    return reference_logits(model, tokens, name + " (f16 KV cache)")
+
+
 def write_variant(out_root: Path, name: str) -> None:
     overrides, dtype, seed = VARIANTS[name]
     cfg = ModelConfig.from_dict(merge_config_dict(dict(BASE, **overrides)), source=name)
@@ -157,6 +171,9 @@ def write_variant(out_root: Path, name: str) -> None:
     if dtype == "int8":
         int8_activation_logits(out_dir, tokens, name).numpy().astype("<f4").tofile(
             out_dir / INT8_ACTIVATIONS_FILE)
+    if name in F16_KV_CACHE_VARIANTS:
+        f16_kv_cache_logits(out_dir, tokens, name).numpy().astype("<f4").tofile(
+            out_dir / F16_KV_CACHE_FILE)
     spread = (logits.max(-1).values - logits.min(-1).values)
     print(f"{name:22s} {dtype:4s} logits range per row {spread.min():.2f}..{spread.max():.2f}")
 
@@ -172,12 +189,14 @@ def check_variant(out_root: Path, name: str) -> bool:
     diff = float(np.abs(logits - expected).max())
     ok = diff <= CHECK_TOLERANCE
     print(f"{name:22s} max |reference - committed| = {diff:.3g} {'ok' if ok else 'MISMATCH'}")
-    if (out_dir / INT8_ACTIVATIONS_FILE).exists():
-        expected = np.fromfile(out_dir / INT8_ACTIVATIONS_FILE, dtype="<f4").reshape(logits.shape)
-        logits = int8_activation_logits(out_dir, tokens, name).numpy()
-        diff = float(np.abs(logits - expected).max())
-        ok = ok and diff <= CHECK_TOLERANCE
-        print(f"{name:22s} int8 activations: max |reference - committed| = {diff:.3g}")
+    for logits_file, mode_logits, mode in (
+            (INT8_ACTIVATIONS_FILE, int8_activation_logits, "int8 activations"),
+            (F16_KV_CACHE_FILE, f16_kv_cache_logits, "f16 KV cache")):
+        if (out_dir / logits_file).exists():
+            expected = np.fromfile(out_dir / logits_file, dtype="<f4").reshape(logits.shape)
+            diff = float(np.abs(mode_logits(out_dir, tokens, name).numpy() - expected).max())
+            ok = ok and diff <= CHECK_TOLERANCE
+            print(f"{name:22s} {mode}: max |reference - committed| = {diff:.3g}")
     return ok
 
 

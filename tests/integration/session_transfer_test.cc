@@ -27,26 +27,6 @@ class SessionTransferTest : public ServerTest {
   std::unique_ptr<ServerProcess> second_;
 };
 
-grpc::Status Export(v1::SlotServe::Stub& stub, const std::string& handle, std::string* state) {
-  grpc::ClientContext context;
-  v1::ExportSessionRequest request;
-  request.set_handle(handle);
-  v1::ExportSessionResponse response;
-  grpc::Status status = stub.ExportSession(&context, request, &response);
-  *state = response.state();
-  return status;
-}
-
-grpc::Status Import(v1::SlotServe::Stub& stub, const std::string& state, std::string* handle) {
-  grpc::ClientContext context;
-  v1::ImportSessionRequest request;
-  request.set_state(state);
-  v1::ImportSessionResponse response;
-  grpc::Status status = stub.ImportSession(&context, request, &response);
-  *handle = response.handle();
-  return status;
-}
-
 std::string WriteKeyFile(const std::string& name, const std::string& key) {
   const std::string path = ::testing::TempDir() + "/" + name;
   std::ofstream(path) << key << "\n";
@@ -63,10 +43,10 @@ TEST_F(SessionTransferTest, AnImportedSessionContinuesAsOnTheServerThatExportedI
       Generate(*stub_, SessionTurn({1, 45, 67, 89, 101, 23, 7}, true, "", 6));
   ASSERT_TRUE(first.status.ok()) << first.status.error_message();
   std::string blob;
-  ASSERT_TRUE(Export(*stub_, first.finished->session_handle(), &blob).ok());
+  ASSERT_TRUE(ExportSession(*stub_, first.finished->session_handle(), &blob).ok());
   EXPECT_GT(blob.size(), 100u);
   std::string imported;
-  const grpc::Status imported_status = Import(*second, blob, &imported);
+  const grpc::Status imported_status = ImportSession(*second, blob, &imported);
   ASSERT_TRUE(imported_status.ok()) << imported_status.error_message();
   ASSERT_FALSE(imported.empty());
 
@@ -85,25 +65,25 @@ TEST_F(SessionTransferTest, DamagedForgedAndUnknownStatesAreRefused) {
       StartSecond({"--state-key-file=" + WriteKeyFile("state-key-c", "key-number-two-0123456789")});
   ASSERT_NE(other_key, nullptr);
   std::string blob;
-  EXPECT_EQ(Export(*stub_, "ss-00000000000000000000000000000000", &blob).error_code(),
+  EXPECT_EQ(ExportSession(*stub_, "ss-00000000000000000000000000000000", &blob).error_code(),
             grpc::StatusCode::NOT_FOUND);
   const StreamResult first = Generate(*stub_, SessionTurn({5, 6, 7}, true, "", 3));
   ASSERT_TRUE(first.status.ok());
-  ASSERT_TRUE(Export(*stub_, first.finished->session_handle(), &blob).ok());
+  ASSERT_TRUE(ExportSession(*stub_, first.finished->session_handle(), &blob).ok());
 
   std::string handle;
   std::string flipped = blob;
   flipped[flipped.size() / 2] ^= 0x01;
-  const grpc::Status damaged = Import(*stub_, flipped, &handle);
+  const grpc::Status damaged = ImportSession(*stub_, flipped, &handle);
   EXPECT_EQ(damaged.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_NE(damaged.error_message().find("state blob"), std::string::npos)
       << damaged.error_message();
-  EXPECT_EQ(Import(*stub_, blob.substr(0, blob.size() - 7), &handle).error_code(),
+  EXPECT_EQ(ImportSession(*stub_, blob.substr(0, blob.size() - 7), &handle).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(Import(*stub_, "", &handle).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  const grpc::Status forged = Import(*other_key, blob, &handle);
+  EXPECT_EQ(ImportSession(*stub_, "", &handle).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  const grpc::Status forged = ImportSession(*other_key, blob, &handle);
   EXPECT_EQ(forged.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << forged.error_message();
-  EXPECT_TRUE(Import(*stub_, blob, &handle).ok()) << "the intact blob still imports";
+  EXPECT_TRUE(ImportSession(*stub_, blob, &handle).ok()) << "the intact blob still imports";
 }
 
 }  // namespace

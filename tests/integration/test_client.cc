@@ -206,4 +206,26 @@ CommandResult RunCommand(const std::vector<std::string>& args) {
   return result;
 }
 
+grpc::Status ExportSession(v1::SlotServe::Stub& stub, const std::string& handle,
+                           std::string* state) {
+  grpc::ClientContext context;
+  v1::ExportSessionRequest request;
+  request.set_handle(handle);
+  v1::ExportSessionResponse response;
+  grpc::Status status = stub.ExportSession(&context, request, &response);
+  *state = response.state();
+  return status;
+}
+
+grpc::Status ImportSession(v1::SlotServe::Stub& stub, const std::string& state,
+                           std::string* handle) {
+  grpc::ClientContext context;
+  v1::ImportSessionRequest request;
+  request.set_state(state);
+  v1::ImportSessionResponse response;
+  grpc::Status status = stub.ImportSession(&context, request, &response);
+  *handle = response.handle();
+  return status;
+}
+
 }  // namespace slotserve::testing

@@ -89,4 +89,11 @@ struct CommandResult {
 // Runs `argv` (argv[0] a path) to completion.
 CommandResult RunCommand(const std::vector<std::string>& argv);
 
+// ExportSession of `handle` (the blob in *state) and ImportSession of `state` (the new handle in
+// *handle), returning the call's status.
+grpc::Status ExportSession(v1::SlotServe::Stub& stub, const std::string& handle,
+                           std::string* state);
+grpc::Status ImportSession(v1::SlotServe::Stub& stub, const std::string& state,
+                           std::string* handle);
+
 }  // namespace slotserve::testing

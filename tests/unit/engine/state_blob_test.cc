@@ -1,7 +1,7 @@
 // State export/import (DESIGN §9): a blob round-trips exactly, and any blob that is not
 // exactly what this server would have written for this model — damaged, cut, extended, from
-// another model or kind, unsigned or signed with another key — is refused with a message that
-// says what was wrong.
+// another model, kind or state dtype, unsigned or signed with another key — is refused with a
+// message that says what was wrong.
 #include "engine/state_blob.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +85,13 @@ TEST(StateBlobTest, RefusalsSayWhatIsWrong) {
   other_kind.attention_kind = "rfa";
   ExpectRefused(ImportStateBlob(ExportStateBlob(State(), other_kind, ""), Identity(), ""),
                 "attention kind must be \"abc\", got \"rfa\"");
+  StateBlobIdentity f16_cache = Identity();
+  f16_cache.state_dtype = kStateDtypeF16KvCache;
+  ExpectRefused(ImportStateBlob(ExportStateBlob(State(), f16_cache, ""), Identity(), ""),
+                "state dtype must be 0 (f32) for this server, got 1 (f16 KV cache)");
+  ExpectRefused(ImportStateBlob(ExportStateBlob(State(), Identity(), ""), f16_cache, ""),
+                "state dtype must be 1 (f16 KV cache) for this server, got 0 (f32)");
+  EXPECT_TRUE(ImportStateBlob(ExportStateBlob(State(), f16_cache, ""), f16_cache, "").ok());
   StateBlobIdentity bigger = Identity();
   bigger.payload_bytes = 128;
   ExpectRefused(ImportStateBlob(ExportStateBlob(State(), Identity(), ""), bigger, ""),

@@ -58,6 +58,14 @@ std::vector<AttentionVariant> AllAttentionVariants() {
       {"softmax_bundled", AttentionKind::kSoftmax, 4, 64, 40},
       {"softmax_odd", AttentionKind::kSoftmax, 2, 45, 40},
   };
+  // The f16 KV cache: d = 45 walks the half rows' scalar tails too.
+  for (AttentionVariant v :
+       {AttentionVariant{"softmax_f16_small", AttentionKind::kSoftmax, 3, 5, 40},
+        AttentionVariant{"softmax_f16_bundled", AttentionKind::kSoftmax, 4, 64, 40},
+        AttentionVariant{"softmax_f16_odd", AttentionKind::kSoftmax, 2, 45, 40}}) {
+    v.softmax_f16_cache = true;
+    variants.push_back(v);
+  }
   for (LunaActivation activation : {LunaActivation::kSoftplus, LunaActivation::kElu1}) {
     for (bool tie : {false, true}) {
       AttentionVariant v{"", AttentionKind::kLuna, 3, 5, 4};
@@ -97,7 +105,7 @@ int64_t StateFloatsPerLayer(const AttentionVariant& v) {
     case AttentionKind::kLuna:
       return LunaStateFloatsPerLayer(v.heads, v.head_dim, v.size);
     case AttentionKind::kSoftmax:
-      return SoftmaxStateFloatsPerLayer(v.heads, v.head_dim, v.size);
+      return SoftmaxCacheFloatsPerLayer(v.heads, v.head_dim, v.size, v.softmax_f16_cache);
   }
   return 0;
 }
@@ -242,6 +250,7 @@ void AttentionLayer::Run(const float* inputs, int rows, float* out, const Target
       p.heads = v.heads;
       p.head_dim = v.head_dim;
       p.max_context = v.size;
+      p.f16_cache = v.softmax_f16_cache;
       p.q = q;
       p.k = k;
       p.v = value;

@@ -42,6 +42,7 @@ struct AttentionVariant {
   bool luna_tie_kv = false;
   AbcControl abc_control = AbcControl::kWindow;
   int abc_stride = 1;  // compressive: size * abc_stride positions, more than any test feeds
+  bool softmax_f16_cache = false;
 };
 
 // gtest prints parameters with this (names instead of raw bytes).
