@@ -34,7 +34,9 @@ void RoundedRowsLinear(const LinearParams& p) {
 }
 
 void Int8ActivationsLinear(const LinearParams& p) {
-  if (CpuHasAvx512() && p.rows > kInt8DotMaxRowsAvx512) {
+  if (CpuHasAvx512Vnni() && p.rows >= kInt8WideMinRows) {
+    Int8DotLinear(p, Int8DotIsa::kAvx512VnniWide);
+  } else if (CpuHasAvx512() && p.rows > kInt8DotMaxRowsAvx512) {
     RoundedRowsLinear(p);
   } else {
     Int8DotLinear(p, BestInt8DotIsa());

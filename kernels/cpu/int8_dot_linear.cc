@@ -19,6 +19,7 @@ namespace {
 struct QuantisedRows {
   int8_t* values = nullptr;
   int8_t* magnitudes = nullptr;
+  uint8_t* biased = nullptr;  // q_x + 128, the wide kernels' unsigned operand (else null)
   float* scales = nullptr;
   int64_t row_bytes = 0;  // blocks * kInt8ActivationBlock
   int blocks = 0;
@@ -79,7 +80,6 @@ void QuantiseRows(const LinearParams& p, const QuantisedRows& out, int begin, in
   for (int r = begin; r < end; ++r) {
     const float* x = p.x + static_cast<int64_t>(r) * p.x_stride;
     int8_t* values = out.values + r * out.row_bytes;
-    int8_t* magnitudes = out.magnitudes + r * out.row_bytes;
     float* scales = out.scales + static_cast<int64_t>(r) * out.blocks;
     for (int b = 0; b < out.blocks; ++b) {
       const int first = b * kInt8ActivationBlock;
@@ -91,7 +91,13 @@ void QuantiseRows(const LinearParams& p, const QuantisedRows& out, int begin, in
         scales[b] = QuantiseActivationBlock(x + first, in - first, q);
       }
       const __m256i block = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(magnitudes + first), _mm256_abs_epi8(block));
+      if (out.biased != nullptr) {  // flipping the sign bit adds 128
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.biased + r * out.row_bytes + first),
+                            _mm256_xor_si256(block, _mm256_set1_epi8(static_cast<char>(0x80))));
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(out.magnitudes + r * out.row_bytes + first),
+                            _mm256_abs_epi8(block));
+      }
     }
   }
 }
@@ -119,6 +125,7 @@ namespace vnni {
   _mm256_dpbusd_epi32(_mm256_setzero_si256(), magnitudes, signed_weights)
 #include "kernels/cpu/int8_dot_rows.inc"
 #undef SLOTSERVE_INT8_BLOCK_DOT
+#include "kernels/cpu/int8_dot_wide.inc"
 }  // namespace vnni
 #if defined(__clang__)
 #pragma clang attribute pop
@@ -153,15 +160,21 @@ void Int8DotLinear(const LinearParams& p, Int8DotIsa isa) {
   // Per calling thread, reused between calls: the workers only read it.
   thread_local std::vector<int8_t> values;
   thread_local std::vector<int8_t> magnitudes;
+  thread_local std::vector<uint8_t> biased;
   thread_local std::vector<float> scales;
   QuantisedRows rows;
   rows.blocks = Int8ActivationBlocks(p.in_features);
   rows.row_bytes = static_cast<int64_t>(rows.blocks) * kInt8ActivationBlock;
   values.resize(static_cast<size_t>(rows.row_bytes) * p.rows);
-  magnitudes.resize(values.size());
   scales.resize(static_cast<size_t>(rows.blocks) * p.rows);
   rows.values = values.data();
-  rows.magnitudes = magnitudes.data();
+  if (isa == Int8DotIsa::kAvx512VnniWide) {
+    biased.resize(values.size());
+    rows.biased = biased.data();
+  } else {
+    magnitudes.resize(values.size());
+    rows.magnitudes = magnitudes.data();
+  }
   rows.scales = scales.data();
 
   ParallelFor(p.rows, static_cast<int64_t>(p.rows) * p.in_features * 8,
@@ -170,7 +183,9 @@ void Int8DotLinear(const LinearParams& p, Int8DotIsa isa) {
   ParallelFor(
       p.out_features, work,
       [&](int begin, int end) {
-        if (isa == Int8DotIsa::kAvx512Vnni) {
+        if (isa == Int8DotIsa::kAvx512VnniWide) {
+          vnni::WideDotRange(p, rows, begin, end);
+        } else if (isa == Int8DotIsa::kAvx512Vnni) {
           vnni::DotRange(p, rows, begin, end);
         } else {
           avx2::DotRange(p, rows, begin, end);

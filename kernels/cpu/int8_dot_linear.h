@@ -6,9 +6,9 @@
 // Two instruction sets, picked at run time: AVX-512 VNNI's vpdpbusd (u8 x s8 -> s32, four
 // products summed per lane in one instruction, on 256-bit registers) where the CPU has it, else
 // AVX2's vpmaddubsw + vpmaddwd. Both take an unsigned and a signed operand, so the activations
-// go in as |q_x| and the weights as sign(q_x) * q_w (vpsignb); a weight of -128 would not
-// survive that negation, which is why the format keeps int8 weights in [-127, 127] and the
-// loader refuses -128 (models/finite_weights.cc).
+// go in as |q_x| and the weights as sign(q_x) * q_w (vpsignb; the 512-bit kernels use q_x + 128
+// instead); a weight of -128 would not survive that negation, which is why the format keeps int8
+// weights in [-127, 127] and the loader refuses -128 (models/finite_weights.cc).
 #pragma once
 
 #include "kernels/cpu/cpu_features.h"
@@ -16,13 +16,14 @@
 
 namespace slotserve::kernels::cpu {
 
-enum class Int8DotIsa { kAvx2, kAvx512Vnni };
+// kAvx512VnniWide: 512-bit registers, two blocks per instruction (int8_dot_wide.inc).
+enum class Int8DotIsa { kAvx2, kAvx512Vnni, kAvx512VnniWide };
 
 // The best of the two on this CPU.
 Int8DotIsa BestInt8DotIsa();
 
 // y = x W^T (+ y when accumulating) for p.weight_dtype I8 with int8 activations; the bias is
-// the caller's. `isa` must run on this CPU (kAvx512Vnni only where CpuHasAvx512Vnni()).
+// the caller's. `isa` must run on this CPU (kAvx512Vnni* only where CpuHasAvx512Vnni()).
 void Int8DotLinear(const LinearParams& p, Int8DotIsa isa);
 
 // Rows [begin, end) of p.x rounded exactly as Int8DotLinear rounds them, written to `out` (rows

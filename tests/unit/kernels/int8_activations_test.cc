@@ -49,7 +49,16 @@ struct Shape {
 // The backend under test: the reference, or the cpu kernel with one instruction set, or the
 // cpu's rounded rows through the widening GEMV (int8_activations_linear.h).
 // kCpuBackend: the cpu backend's LaunchLinear with the flag set (it picks the kernel itself).
-enum class Path { kReference, kCpuAvx2, kCpuVnni, kCpuRoundedRows, kCpuWeightOnly, kCpuBackend };
+// kCpuVnniWide: the 512-bit kernels (int8_dot_wide.inc).
+enum class Path {
+  kReference,
+  kCpuAvx2,
+  kCpuVnni,
+  kCpuVnniWide,
+  kCpuRoundedRows,
+  kCpuWeightOnly,
+  kCpuBackend
+};
 
 LinearParams Int8Params(const Shape& s, const std::vector<float>& x, int64_t x_stride,
                         const Int8Matrix& w, const std::vector<float>& bias, std::vector<float>& y,
@@ -82,12 +91,14 @@ std::vector<float> RunPath(Path path, const Shape& s, const std::vector<float>& 
       break;
     case Path::kCpuAvx2:
     case Path::kCpuVnni:
+    case Path::kCpuVnniWide:
     case Path::kCpuRoundedRows: {
       if (path == Path::kCpuRoundedRows) {
         cpu::RoundedRowsLinear(p);
       } else {
-        cpu::Int8DotLinear(
-            p, path == Path::kCpuVnni ? cpu::Int8DotIsa::kAvx512Vnni : cpu::Int8DotIsa::kAvx2);
+        cpu::Int8DotLinear(p, path == Path::kCpuVnni       ? cpu::Int8DotIsa::kAvx512Vnni
+                              : path == Path::kCpuVnniWide ? cpu::Int8DotIsa::kAvx512VnniWide
+                                                           : cpu::Int8DotIsa::kAvx2);
       }
       if (p.bias != nullptr) {  // the bias is linear.cc's, outside the kernel
         for (int r = 0; r < s.rows; ++r)
@@ -156,7 +167,8 @@ TEST(Int8ActivationsQuantiserTest, BlockBytesAndScale) {
 class Int8DotCpuTest : public ::testing::TestWithParam<Path> {
  protected:
   void SetUp() override {
-    if (GetParam() == Path::kCpuVnni && !cpu::CpuHasAvx512Vnni())
+    if ((GetParam() == Path::kCpuVnni || GetParam() == Path::kCpuVnniWide) &&
+        !cpu::CpuHasAvx512Vnni())
       GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
   }
 };
@@ -168,9 +180,10 @@ constexpr float kTolerance = 2e-5f;
 TEST_P(Int8DotCpuTest, MatchesReferenceOverShapes) {
   uint32_t seed = 7;
   // 1-3 rows: the kernels' short blocks; 4, 5, 7, 16, 17, 64: blocks of four and the rest.
-  // in_features 1, 7 and 130 leave a short last block; 32 and 256 are whole blocks.
+  // in_features 1, 7, 100 and 130 leave a short last block; 32 and 256 are whole blocks; 32
+  // and 100 have an odd number of whole blocks (the wide kernels' 256-bit last block).
   for (int rows : {1, 2, 3, 4, 5, 7, 16, 17, 64}) {
-    for (int in : {1, 7, 32, 130, 256}) {
+    for (int in : {1, 7, 32, 100, 130, 256}) {
       for (int out : {1, 5, 33, 96}) {
         for (int flags = 0; flags < 4; ++flags) {
           const Shape s{rows, in, out, (flags & 1) != 0, (flags & 2) != 0};
@@ -256,11 +269,13 @@ TEST_P(Int8DotCpuTest, RoundingStaysWithinHalfAStepPerBlock) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, Int8DotCpuTest,
-                         ::testing::Values(Path::kCpuAvx2, Path::kCpuVnni, Path::kCpuRoundedRows),
+                         ::testing::Values(Path::kCpuAvx2, Path::kCpuVnni, Path::kCpuVnniWide,
+                                           Path::kCpuRoundedRows),
                          [](const auto& info) {
-                           return std::string(info.param == Path::kCpuVnni   ? "avx512_vnni"
-                                              : info.param == Path::kCpuAvx2 ? "avx2"
-                                                                             : "rounded_rows");
+                           return std::string(info.param == Path::kCpuVnni       ? "avx512_vnni"
+                                              : info.param == Path::kCpuVnniWide ? "avx512_wide"
+                                              : info.param == Path::kCpuAvx2     ? "avx2"
+                                                                                 : "rounded_rows");
                          });
 
 // Through the backend entry point: the cpu linear op picks the int8 kernel when asked, and
@@ -287,6 +302,22 @@ TEST(Int8ActivationsLinearTest, CpuBackendMatchesReference) {
   p.int8_activations = false;
   LaunchLinear(Backend::kReference, p);
   ExpectAllClose(got, plain, kTolerance * 4, "F32 weights ignore the flag");
+}
+
+// Each batch size the cpu op routes differently (int8_activations_linear.h: one row, 2-7 rows,
+// from kInt8WideMinRows rows) matches the reference through the backend entry point.
+TEST(Int8ActivationsLinearTest, EveryRoutingOfTheCpuOpMatchesReference) {
+  for (int rows : {1, 2, cpu::kInt8WideMinRows - 1, cpu::kInt8WideMinRows, 33}) {
+    const Shape s{rows, 256, 72, true, false};
+    const auto x = RandomFloats(s.rows * s.in, 61 + rows);
+    const Int8Matrix w =
+        QuantiseWeightRows(RandomFloats(static_cast<std::size_t>(s.out) * s.in, 62), s.in);
+    const auto bias = RandomFloats(s.out, 63);
+    const std::vector<float> y_init(s.rows * s.out, std::nanf(""));
+    const auto want = RunPath(Path::kReference, s, x, s.in, w, bias, y_init, s.out);
+    const auto got = RunPath(Path::kCpuBackend, s, x, s.in, w, bias, y_init, s.out);
+    ExpectAllClose(got, want, kTolerance * 9, "rows=" + std::to_string(rows));
+  }
 }
 
 }  // namespace
