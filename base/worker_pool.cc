@@ -40,12 +40,15 @@ void WorkerPool::Run(absl::FunctionRef<void(int, int)> part) {
   job_parts_.store(parts, std::memory_order_relaxed);
   done_parts_.store(0, std::memory_order_relaxed);
   next_part_.store(0, std::memory_order_release);  // opens the job
-  {
-    // Publishing under the mutex orders it before any sleeper's wake-up check.
-    std::lock_guard lock(mutex_);
-    generation_.fetch_add(1, std::memory_order_release);
+  // Sequentially consistent with the sleepers' count (Work): either a worker about to sleep sees
+  // the new generation in its wait predicate, or this sees it counted and goes through the mutex,
+  // which orders the notification after that worker started waiting. While every worker spins,
+  // a job costs no lock.
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
+    { std::lock_guard lock(mutex_); }
+    wake_.notify_all();
   }
-  if (sleepers_.load(std::memory_order_acquire) > 0) wake_.notify_all();
   ClaimParts();
   while (done_parts_.load(std::memory_order_acquire) != parts) _mm_pause();
   next_part_.store(kClosed, std::memory_order_relaxed);
@@ -71,9 +74,9 @@ void WorkerPool::Work(uint64_t seen) {
     }
     if (now == seen) {
       std::unique_lock lock(mutex_);
-      sleepers_.fetch_add(1, std::memory_order_acq_rel);
+      sleepers_.fetch_add(1, std::memory_order_seq_cst);
       wake_.wait(lock, [&] {
-        return stopping_.load() || generation_.load(std::memory_order_acquire) != seen;
+        return stopping_.load() || generation_.load(std::memory_order_seq_cst) != seen;
       });
       sleepers_.fetch_sub(1, std::memory_order_acq_rel);
       if (stopping_.load()) return;

@@ -1,5 +1,6 @@
 // cpu embedding lookup: scaled row copies; F16/BF16/I8 tables are widened on the fly.
 #include "kernels/embedding.h"
+#include "kernels/cpu/half_row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 
@@ -12,6 +13,11 @@ void LaunchEmbedding<Backend::kCpu>(const EmbeddingParams& p, Stream /*stream*/)
     float* out = p.out + r * p.out_stride;
     if (p.table_dtype == DType::kF32) {
       cpu::Scale(p.scale, static_cast<const float*>(p.table) + row_start, out, p.dim);
+      continue;
+    }
+    if (p.table_dtype == DType::kF16) {  // widened in registers (F16C), then scaled
+      cpu::WidenHalves(static_cast<const uint16_t*>(p.table) + row_start, p.dim, out);
+      for (int c = 0; c < p.dim; ++c) out[c] *= p.scale;
       continue;
     }
     // I8: the row's scale folds into the embedding scale.

@@ -23,7 +23,7 @@ inline constexpr int kInt8DotMaxRowsAvx512 = 1;
 // The fewest rows that take the 512-bit int8 x int8 kernels (AVX-512 VNNI).
 inline constexpr int kInt8WideMinRows = 8;
 
-// y = x W^T (+ y when accumulating) with x rounded to int8 blocks; the bias is the caller's.
+// y = x W^T (+ y when accumulating) + bias, with x rounded to int8 blocks.
 void Int8ActivationsLinear(const LinearParams& p);
 
 // The rounded-rows kernel alone (tests).

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/linear_bias.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/int8_activation_blocks.h"
 
@@ -190,6 +191,7 @@ void Int8DotLinear(const LinearParams& p, Int8DotIsa isa) {
         } else {
           avx2::DotRange(p, rows, begin, end);
         }
+        AddBias(p, begin, end);
       },
       /*grain=*/16);
 }

@@ -22,8 +22,8 @@ enum class Int8DotIsa { kAvx2, kAvx512Vnni, kAvx512VnniWide };
 // The best of the two on this CPU.
 Int8DotIsa BestInt8DotIsa();
 
-// y = x W^T (+ y when accumulating) for p.weight_dtype I8 with int8 activations; the bias is
-// the caller's. `isa` must run on this CPU (kAvx512Vnni* only where CpuHasAvx512Vnni()).
+// y = x W^T (+ y when accumulating) + bias for p.weight_dtype I8 with int8 activations. `isa`
+// must run on this CPU (kAvx512Vnni* only where CpuHasAvx512Vnni()).
 void Int8DotLinear(const LinearParams& p, Int8DotIsa isa);
 
 // Rows [begin, end) of p.x rounded exactly as Int8DotLinear rounds them, written to `out` (rows

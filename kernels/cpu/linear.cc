@@ -1,4 +1,5 @@
-// cpu linear: y = x W^T (beta = 1 when accumulating), then the bias. F32 weights go through
+// cpu linear: y = x W^T (beta = 1 when accumulating), then the bias (linear_bias.h: each
+// thread adds it to the outputs it computed). F32 weights go through
 // OpenBLAS; F16/BF16/I8 weights stay narrow and go through narrow_weight_linear.h, or, for I8
 // with int8 activations, int8_activations_linear.h.
 //
@@ -11,6 +12,7 @@
 #include <cblas.h>
 
 #include "kernels/cpu/int8_activations_linear.h"
+#include "kernels/cpu/linear_bias.h"
 #include "kernels/cpu/narrow_weight_linear.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/linear.h"
@@ -50,17 +52,16 @@ void LaunchLinear<Backend::kCpu>(const LinearParams& p, Stream /*stream*/) {
                         p.x, static_cast<int>(p.x_stride), w, p.in_features, beta, p.y + begin,
                         static_cast<int>(p.y_stride));
           }
+          cpu::AddBias(p, begin, end);
         },
         /*grain=*/16);
-  } else if (!p.accumulate) {
-    for (int r = 0; r < p.rows; ++r) {
-      for (int o = 0; o < p.out_features; ++o) p.y[r * p.y_stride + o] = 0.0f;
+  } else {  // no inputs: y = 0 (or y) + bias
+    if (!p.accumulate) {
+      for (int r = 0; r < p.rows; ++r) {
+        for (int o = 0; o < p.out_features; ++o) p.y[r * p.y_stride + o] = 0.0f;
+      }
     }
-  }
-  if (p.bias == nullptr) return;
-  for (int r = 0; r < p.rows; ++r) {
-    float* y = p.y + r * p.y_stride;
-    for (int o = 0; o < p.out_features; ++o) y[o] += p.bias[o];
+    cpu::AddBias(p, 0, p.out_features);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/linear_bias.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/float16.h"
@@ -236,6 +237,7 @@ void Run(const LinearParams& p, NarrowGemvIsa isa) {
         } else {
           TiledRange<D>(p, begin, end);
         }
+        AddBias(p, begin, end);
       },
       /*grain=*/16);
 }

@@ -33,7 +33,7 @@ enum class NarrowGemvIsa { kAvx2, kAvx512 };
 // The best of the two on this CPU.
 NarrowGemvIsa BestNarrowGemvIsa();
 
-// y = x W^T (+ y when accumulating); the bias is the caller's. p.weight_dtype is F16, BF16 or
+// y = x W^T (+ y when accumulating) + bias (when p.bias is set). p.weight_dtype is F16, BF16 or
 // I8 (then p.weight_scale holds the rows' scales).
 void NarrowWeightLinear(const LinearParams& p);
 // The same with the fused GEMV's instruction set chosen (kAvx512 only where CpuHasAvx512(),

@@ -100,10 +100,6 @@ std::vector<float> RunPath(Path path, const Shape& s, const std::vector<float>& 
                               : path == Path::kCpuVnniWide ? cpu::Int8DotIsa::kAvx512VnniWide
                                                            : cpu::Int8DotIsa::kAvx2);
       }
-      if (p.bias != nullptr) {  // the bias is linear.cc's, outside the kernel
-        for (int r = 0; r < s.rows; ++r)
-          for (int o = 0; o < s.out; ++o) y[r * y_stride + o] += bias[o];
-      }
       break;
     }
     case Path::kCpuWeightOnly:
