@@ -81,7 +81,9 @@ void LaunchSoftmaxAttentionPrefill<Backend::kCpu>(const SoftmaxAttentionParams& 
   for (int r = 0; r < p.rows; ++r) StoreKeyValue(p, r, target.start_position + r, layer_state);
   const int context = target.start_position + p.rows;  // cached rows the last token sees
   KvCache<float> cache = CacheOf<float>(p, layer_state);
-  std::vector<float> widened;  // an f16 cache's rows 0..context, as fp32 for sgemm
+  // An f16 cache's rows 0..context as fp32 for sgemm. Per calling thread and reused: a chunk of
+  // a long prompt would otherwise map and fault in megabytes per layer (the workers only read).
+  thread_local std::vector<float> widened;
   if (p.f16_cache) {
     const KvCache<uint16_t> halves = CacheOf<uint16_t>(p, layer_state);
     const int64_t cached = context * halves.width;
