@@ -1,6 +1,6 @@
 // cpu embedding lookup: scaled row copies; F16/BF16/I8 tables are widened on the fly.
 #include "kernels/embedding.h"
-#include "kernels/cpu/half_row_products.h"
+#include "kernels/cpu/half_conversions.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 

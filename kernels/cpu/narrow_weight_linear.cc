@@ -131,32 +131,12 @@ inline float VecSum(Vec v) {
   const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
   return HorizontalSum(_mm256_add_ps(_mm512_castps512_ps256(v), high));
 }
-// sums[i] = VecSum(acc[i]); sixteen at once by a transposing tree with VecSum's additions in
-// VecSum's order (the avx2 SumEach above, one level more).
+#include "kernels/cpu/sum_each16_avx512.inc"
+// sums[i] = VecSum(acc[i]); sixteen at once by SumEach16 (the avx2 SumEach above, one level more).
 template <int kN>
 inline void SumEach(const Vec* acc, float* sums) {
   if constexpr (kN == 16) {
-    Vec halves[8];  // [acc 2k: low 256 + high 256 | acc 2k+1: the same]
-    for (int k = 0; k < 8; ++k) {
-      halves[k] = _mm512_add_ps(_mm512_shuffle_f32x4(acc[2 * k], acc[2 * k + 1], 0x44),
-                                _mm512_shuffle_f32x4(acc[2 * k], acc[2 * k + 1], 0xEE));
-    }
-    Vec quarters[4];  // quarter q: acc 4k + q, four lanes
-    for (int k = 0; k < 4; ++k) {
-      quarters[k] = _mm512_add_ps(_mm512_shuffle_f32x4(halves[2 * k], halves[2 * k + 1], 0x88),
-                                  _mm512_shuffle_f32x4(halves[2 * k], halves[2 * k + 1], 0xDD));
-    }
-    Vec pairs[2];  // quarter q: acc 8k + q and 8k + 4 + q, two lanes each
-    for (int k = 0; k < 2; ++k) {
-      pairs[k] = _mm512_add_ps(_mm512_shuffle_ps(quarters[2 * k], quarters[2 * k + 1], 0x44),
-                               _mm512_shuffle_ps(quarters[2 * k], quarters[2 * k + 1], 0xEE));
-    }
-    // Lane 4q + m holds acc 4m + q.
-    const Vec total = _mm512_add_ps(_mm512_shuffle_ps(pairs[0], pairs[1], 0x88),
-                                    _mm512_shuffle_ps(pairs[0], pairs[1], 0xDD));
-    alignas(64) float lanes[16];
-    _mm512_store_ps(lanes, total);
-    for (int i = 0; i < 16; ++i) sums[i] = lanes[4 * (i % 4) + i / 4];
+    SumEach16(acc, sums);
   } else {
     for (int i = 0; i < kN; ++i) sums[i] = VecSum(acc[i]);
   }

@@ -6,11 +6,16 @@
 // eight accumulators together (one transpose-and-add tree per eight scores); WeightedRowSum
 // keeps the output in registers across all n rows instead of loading and storing it per row.
 // Results equal Dot / Axpy up to the order of the float additions.
+//
+// The rows are floats, or IEEE halves (uint16_t: the softmax f16 KV cache), widened to fp32 in
+// registers (F16C) as they are read: half the bytes to read, the same fp32 arithmetic.
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cpu/vector_ops.h"
+#include "kernels/float16.h"
 
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
@@ -33,36 +38,65 @@ inline __m256 SumEach(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256 a4, __m
   const __m256 high_halves = _mm256_permute2f128_ps(quads0123, quads4567, 0x31);
   return _mm256_add_ps(low_halves, high_halves);
 }
+// Eight consecutive row values as fp32, and one.
+inline __m256 Load8(const float* at) { return _mm256_loadu_ps(at); }
+inline __m256 Load8(const uint16_t* at) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(at)));
+}
 #endif
+inline float Load1(float value) { return value; }
+inline float Load1(uint16_t half) { return HalfToFloat(half); }
 
 // out[j] = rows[j * row_stride .. + d) . x for j < n.
-inline void DotRows(const float* __restrict x, const float* __restrict rows, int64_t row_stride,
+template <typename Element>
+inline void DotRows(const float* __restrict x, const Element* __restrict rows, int64_t row_stride,
                     int n, int d, float* __restrict out) {
   int j = 0;
 #if defined(__AVX2__) && defined(__FMA__)
   const int vector_d = d & ~7;
   for (; j + 8 <= n; j += 8) {
-    const float* r = rows + j * row_stride;
+    const Element* r = rows + j * row_stride;
     __m256 acc[8];
     for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
     for (int i = 0; i < vector_d; i += 8) {
       const __m256 xv = _mm256_loadu_ps(x + i);
       for (int k = 0; k < 8; ++k) {
-        acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(r + k * row_stride + i), xv, acc[k]);
+        acc[k] = _mm256_fmadd_ps(Load8(r + k * row_stride + i), xv, acc[k]);
       }
     }
     _mm256_storeu_ps(out + j,
                      SumEach(acc[0], acc[1], acc[2], acc[3], acc[4], acc[5], acc[6], acc[7]));
     for (int i = vector_d; i < d; ++i) {
-      for (int k = 0; k < 8; ++k) out[j + k] += r[k * row_stride + i] * x[i];
+      for (int k = 0; k < 8; ++k) out[j + k] += Load1(r[k * row_stride + i]) * x[i];
+    }
+  }
+  if constexpr (!std::is_same_v<Element, float>) {
+    for (; j < n; ++j) {  // the last n % 8 rows, one accumulator each
+      const Element* r = rows + j * row_stride;
+      __m256 acc = _mm256_setzero_ps();
+      for (int i = 0; i < vector_d; i += 8)
+        acc = _mm256_fmadd_ps(Load8(r + i), _mm256_loadu_ps(x + i), acc);
+      float sum = HorizontalSum(acc);
+      for (int i = vector_d; i < d; ++i) sum += Load1(r[i]) * x[i];
+      out[j] = sum;
     }
   }
 #endif
-  for (; j < n; ++j) out[j] = Dot(x, rows + j * row_stride, d);
+  for (; j < n; ++j) {
+    if constexpr (std::is_same_v<Element, float>) {
+      out[j] = Dot(x, rows + j * row_stride, d);
+    } else {
+      const Element* r = rows + j * row_stride;
+      float sum = 0.0f;
+      for (int i = 0; i < d; ++i) sum += Load1(r[i]) * x[i];
+      out[j] = sum;
+    }
+  }
 }
 
 // out[0..d) = sum_j weights[j] * rows[j * row_stride .. + d) for j < n (out is overwritten).
-inline void WeightedRowSum(const float* __restrict weights, const float* __restrict rows,
+template <typename Element>
+inline void WeightedRowSum(const float* __restrict weights, const Element* __restrict rows,
                            int64_t row_stride, int n, int d, float* __restrict out) {
   int i = 0;
 #if defined(__AVX2__) && defined(__FMA__)
@@ -71,23 +105,22 @@ inline void WeightedRowSum(const float* __restrict weights, const float* __restr
     for (int c = 0; c < 8; ++c) acc[c] = _mm256_setzero_ps();
     for (int j = 0; j < n; ++j) {
       const __m256 w = _mm256_set1_ps(weights[j]);
-      const float* r = rows + j * row_stride + i;
-      for (int c = 0; c < 8; ++c) acc[c] = _mm256_fmadd_ps(w, _mm256_loadu_ps(r + 8 * c), acc[c]);
+      const Element* r = rows + j * row_stride + i;
+      for (int c = 0; c < 8; ++c) acc[c] = _mm256_fmadd_ps(w, Load8(r + 8 * c), acc[c]);
     }
     for (int c = 0; c < 8; ++c) _mm256_storeu_ps(out + i + 8 * c, acc[c]);
   }
   for (; i + 8 <= d; i += 8) {
     __m256 acc = _mm256_setzero_ps();
     for (int j = 0; j < n; ++j) {
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[j]), _mm256_loadu_ps(rows + j * row_stride + i),
-                            acc);
+      acc = _mm256_fmadd_ps(_mm256_set1_ps(weights[j]), Load8(rows + j * row_stride + i), acc);
     }
     _mm256_storeu_ps(out + i, acc);
   }
 #endif
   for (; i < d; ++i) {
     float sum = 0.0f;
-    for (int j = 0; j < n; ++j) sum += weights[j] * rows[j * row_stride + i];
+    for (int j = 0; j < n; ++j) sum += weights[j] * Load1(rows[j * row_stride + i]);
     out[i] = sum;
   }
 }

@@ -2,17 +2,16 @@
 // into the cache, then per head does scores = Q K^T (one sgemm over every cached row), the
 // causal mask and softmax row by row, and out = P V (a second sgemm). Step handles each of
 // the B requests head by head with row_products.h over its cached rows. An f16 cache
-// (SoftmaxAttentionParams::f16_cache) is written rounded (half_row_products.h); the step reads
-// its halves widening them in registers, and prefill widens the request's cached rows into
-// fp32 once for its two sgemms.
+// (SoftmaxAttentionParams::f16_cache) is written rounded (half_conversions.h); the step reads
+// its halves widening them in registers (row_products.h over uint16_t rows), and prefill widens the
+// request's cached rows into fp32 once for its two sgemms.
 #include <cblas.h>
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
-#include "kernels/cpu/half_row_products.h"
+#include "kernels/cpu/half_conversions.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
@@ -56,18 +55,10 @@ template <typename Element>
 void AttendOneHead(const float* q, const KvCache<Element>& cache, int h, int d, int32_t position,
                    float scale, std::vector<float>& scores, float* out) {
   scores.resize(position + 1);
-  if constexpr (std::is_same_v<Element, float>) {
-    cpu::DotRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
-  } else {
-    cpu::DotHalfRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
-  }
+  cpu::DotRows(q, cache.keys + h * d, cache.width, position + 1, d, scores.data());
   for (int s = 0; s <= position; ++s) scores[s] *= scale;
   cpu::SoftmaxInPlace(scores.data(), position + 1);
-  if constexpr (std::is_same_v<Element, float>) {
-    cpu::WeightedRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d, out);
-  } else {
-    cpu::WeightedHalfRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d, out);
-  }
+  cpu::WeightedRowSum(scores.data(), cache.values + h * d, cache.width, position + 1, d, out);
 }
 
 }  // namespace
