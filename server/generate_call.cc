@@ -8,9 +8,9 @@
 namespace slotserve::server {
 
 grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
-    GenerationGateway& gateway, grpc::CallbackServerContext* context,
+    GenerationGateway& gateway, WriteDispatcher& writes, grpc::CallbackServerContext* context,
     const v1::GenerateRequest& request) {
-  auto call = std::make_shared<GenerateCall>(gateway);
+  auto call = std::make_shared<GenerateCall>(gateway, writes);
   call->self_ = call;
   gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
@@ -34,23 +34,44 @@ grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
 }
 
 void GenerateCall::OnTokens(const engine::TokenChunk& chunk) {
-  Action action;
+  bool flush;
   {
     absl::MutexLock lock(&mu_);
     if (client_gone_) return;
     AppendChunk(chunk, pending_tokens_[chunk.choice_index].mutable_tokens());
-    action = NextActionLocked();
+    flush = NeedsFlushLocked();
   }
-  Perform(action);
+  if (flush) PostFlush();
 }
 
 void GenerateCall::OnFinished(const engine::Finished& finished) {
-  Action action;
+  bool flush;
   {
     absl::MutexLock lock(&mu_);
     FillFinished(finished, request_id_, finished_messages_.emplace_back().mutable_finished());
     if (final_status_.ok()) final_status_ = ToGrpcStatus(finished.status);
     engine_done_ = finished.request_done;
+    flush = NeedsFlushLocked();
+  }
+  if (flush) PostFlush();
+}
+
+bool GenerateCall::NeedsFlushLocked() {
+  if (writing_ || flush_posted_ || finish_called_) return false;
+  flush_posted_ = true;
+  return true;
+}
+
+void GenerateCall::PostFlush() {
+  // The task keeps the call alive: gRPC may drop its reference (OnDone) before it runs.
+  writes_.Post([call = shared_from_this()] { call->Flush(); });
+}
+
+void GenerateCall::Flush() {
+  Action action;
+  {
+    absl::MutexLock lock(&mu_);
+    flush_posted_ = false;
     action = NextActionLocked();
   }
   Perform(action);

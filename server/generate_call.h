@@ -1,5 +1,7 @@
 // One Generate call (server streaming, gRPC callback API). The engine thread pushes token
-// chunks into the call's queue; the reactor writes them one message at a time. Chunks that
+// chunks into the call's queue and posts the call to the WriteDispatcher, whose thread starts
+// the write (write_dispatcher.h: a write is not free, and the batch waits for the engine
+// thread); the reactor writes them one message at a time. Chunks that
 // arrive while a write is in flight are merged into the next message of their choice, so a slow
 // client costs one pending message per choice, never a growing queue, and the engine never
 // waits for the network.
@@ -20,21 +22,26 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "server/generation_gateway.h"
+#include "server/write_dispatcher.h"
 #include "slotserve/v1/slotserve.pb.h"
 
 namespace slotserve::server {
 
 class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>,
-                           public engine::GenerationSink {
+                           public engine::GenerationSink,
+                           public std::enable_shared_from_this<GenerateCall> {
  public:
   // Submits the request and returns the reactor gRPC drives (it lives until OnDone and while
   // the engine still holds the sink). A refused request finishes at once with the mapped
   // status.
+  // `writes` starts the writes of the engine's events; it and the gateway must outlive the call.
   static grpc::ServerWriteReactor<v1::GenerateResponse>* Start(GenerationGateway& gateway,
+                                                               WriteDispatcher& writes,
                                                                grpc::CallbackServerContext* context,
                                                                const v1::GenerateRequest& request);
 
-  explicit GenerateCall(GenerationGateway& gateway) : gateway_(gateway) {}
+  GenerateCall(GenerationGateway& gateway, WriteDispatcher& writes)
+      : gateway_(gateway), writes_(writes) {}
 
   // engine::GenerationSink (engine thread).
   void OnTokens(const engine::TokenChunk& chunk) override;
@@ -53,8 +60,16 @@ class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>
   Action NextActionLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Perform(Action action);
   void CancelInEngine();
+  // Engine thread, mu_ held: has the dispatcher start the next write unless one is in flight
+  // (its OnWriteDone picks the new tokens up) or already posted. True when the caller must
+  // post Flush.
+  bool NeedsFlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void PostFlush();
+  // Dispatcher thread: starts whatever is due.
+  void Flush();
 
   GenerationGateway& gateway_;
+  WriteDispatcher& writes_;
   std::shared_ptr<GenerateCall> self_;  // gRPC's reference, dropped in OnDone
   std::string request_id_;
 
@@ -62,6 +77,7 @@ class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>
   std::optional<engine::RequestId> id_ ABSL_GUARDED_BY(mu_);
   bool client_gone_ ABSL_GUARDED_BY(mu_) = false;  // cancelled, disconnected or a write failed
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool flush_posted_ ABSL_GUARDED_BY(mu_) = false;
   bool finish_called_ ABSL_GUARDED_BY(mu_) = false;
   bool engine_done_ ABSL_GUARDED_BY(mu_) = false;
   // Tokens not written yet, one message per choice (n > 1: GenerateRequest.n), so a slow

@@ -37,7 +37,7 @@ grpc::ServerWriteReactor<v1::GenerateResponse>* SlotServeService::Generate(
   if (grpc::Status denied = Authenticate(*context); !denied.ok()) {
     return RefusedWriteCall<v1::GenerateResponse>(denied);
   }
-  return GenerateCall::Start(gateway_, context, *request);
+  return GenerateCall::Start(gateway_, writes_, context, *request);
 }
 
 grpc::ServerUnaryReactor* SlotServeService::Complete(grpc::CallbackServerContext* context,

