@@ -17,10 +17,22 @@ import json
 from pathlib import Path
 from typing import Dict, List
 
-from translation_report import ORDER, examples, fmt, row_cells, svg_plot
+from translation_report import ORDER, describe, examples, fmt, row_cells, svg_plot
 
 LONG = [name + "-long" for name in ORDER]
 EXAMPLES = ["Mark 1:2", "Mark 1:9", "Jonah 3:1", "Ruth 1:16", "Mark 2:27", "Mark 1:1"]
+# The papers' ablations (issue 13 item 4), each a group of long models compared with each other
+# and with the softmax baseline's greedy BLEU.
+BASELINE = "es-en-softmax-long"
+ABLATION_GROUPS = [
+    ("ABC cross memory: 8, 16, 32 and 64 slots",
+     ["es-en-abc-m8-long", "es-en-abc-m16-long", "es-en-abc-m32-long", "es-en-abc-m64-long"]),
+    ("SRformer segment size (8, 16, 64) against segmented attention alone (no recurrence)",
+     ["es-en-srformer-s8-long", "es-en-srformer-s16-long", "es-en-srformer-s64-long",
+      "es-en-srformer-s16-segonly-long"]),
+    ("Luna with and without the ConvLuna filter",
+     ["es-en-luna-l32-long", "es-en-convluna-l32-long"]),
+]
 
 
 def load_long(eval_dir: Path, models_dir: Path) -> List[Dict]:
@@ -67,6 +79,37 @@ def table(rows: List[Dict], short: Dict[str, Dict[str, str]]) -> List[str]:
                 f"{float(counterpart['bleu_pytorch_greedy']):.2f} | "
                 f"{counterpart['pytorch_identical_token_ids']}/{counterpart['verses']} | "
                 f"{float(counterpart['greedy_tokens_per_second']):.0f} |")
+    return lines
+
+
+def ablations(rows: List[Dict]) -> List[str]:
+    """One table per ablation group: the group's long models in their order, each with its share
+    of the softmax baseline's greedy BLEU, and the models not evaluated yet named below it."""
+    by_name = {r["model"]: r for r in rows}
+    baseline = by_name.get(BASELINE)
+    lines = ["## Ablations at this budget", ""]
+    if baseline is not None:
+        lines += [f"Share of softmax: greedy BLEU over `{BASELINE}`'s "
+                  f"({baseline['bleu_greedy']:.2f}).", ""]
+    for title, names in ABLATION_GROUPS:
+        present = [by_name[name] for name in names if name in by_name]
+        missing = [name for name in names if name not in by_name]
+        lines += [f"### {title}", ""]
+        if present:
+            lines += ["| model | cross attention | bytes / request | BLEU greedy (C++) | "
+                      "BLEU beam 5 (C++) | share of softmax | decode tok/s |",
+                      "| --- | --- | ---: | ---: | ---: | ---: | ---: |"]
+            for r in present:
+                share = (f"{100 * r['bleu_greedy'] / baseline['bleu_greedy']:.0f}%"
+                         if baseline is not None and baseline["bleu_greedy"] > 0 else "")
+                lines.append(f"| `{r['model']}` | {describe(r)} | "
+                             f"{r['state_bytes_per_request']:,} | {r['bleu_greedy']:.2f} | "
+                             f"{r['bleu_beam']:.2f} | {share} | "
+                             f"{r['greedy_tokens_per_second']:.0f} |")
+        if missing:
+            lines += ([""] if present else []) + [
+                "Not trained at this budget yet: " + ", ".join(f"`{n}`" for n in missing) + "."]
+        lines.append("")
     return lines
 
 
@@ -117,7 +160,8 @@ def main(argv=None) -> int:
              "`translation.csv` (whose decode tok/s come from that earlier sitting: compare "
              "speeds within one sitting only). Plot: `translation_long.svg`.", ""]
     lines += table(rows, short)
-    lines += ["", "## Examples (held-out)", ""]
+    lines += [""] + ablations(rows)
+    lines += ["## Examples (held-out)", ""]
     refs = [evaluated_refs(args.eval, r["model"]) for r in rows]
     for ref in EXAMPLES:
         if all(ref in evaluated for evaluated in refs):  # --limit may have cut it

@@ -58,6 +58,40 @@ class LongReportTest(unittest.TestCase):
                                r["decode_tokens_per_s"]) for r in rows])
             self.assertIn("<svg", (tmp / "out" / "long.svg").read_text())
 
+    def test_ablation_tables_share_of_softmax_and_the_models_still_missing(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "eval").mkdir()
+            evaluated = {"es-en-softmax-long": ({"kind": "softmax"}, 24.0, 26.0),
+                         "es-en-abc-m8-long": ({"kind": "abc", "slots": 8}, 18.0, 20.5),
+                         "es-en-luna-l32-long": ({"kind": "luna", "length": 32}, 21.0, 23.0),
+                         "es-en-convluna-l32-long": (
+                             {"kind": "luna", "length": 32, "temperature": 0.5,
+                              "filter": {"op": "conv", "kernel": 4, "stride": 4}}, 19.2, 21.1)}
+            for name, (cross, greedy, beam) in evaluated.items():
+                row = summary(name, greedy, beam)
+                row["cross_attention"] = cross
+                (tmp / "eval" / f"{name}.json").write_text(json.dumps({"summary": row,
+                                                                       "verses": []}))
+                (tmp / "models" / name).mkdir(parents=True)
+                (tmp / "models" / name / "training.json").write_text(json.dumps({"steps": 14000}))
+            (tmp / "short.csv").write_text("model\n")
+            self.assertEqual(0, report.main(
+                ["--eval", str(tmp / "eval"), "--short-csv", str(tmp / "short.csv"),
+                 "--models", str(tmp / "models"), "--out", str(tmp / "long")]))
+            text = (tmp / "long.md").read_text()
+            # 18 / 24 = 75%, 21 / 24 = 88%, 19.2 / 24 = 80%.
+            self.assertIn("| `es-en-abc-m8-long` | abc, 8 slots | 126,724 | 18.00 | 20.50 | 75% "
+                          "| 4321 |", text)
+            self.assertIn("| 21.00 | 23.00 | 88% |", text)
+            self.assertIn("| 19.20 | 21.10 | 80% |", text)
+            self.assertIn("Not trained at this budget yet: `es-en-abc-m16-long`, "
+                          "`es-en-abc-m32-long`, `es-en-abc-m64-long`.", text)
+            self.assertIn("Not trained at this budget yet: `es-en-srformer-s8-long`, "
+                          "`es-en-srformer-s16-long`, `es-en-srformer-s64-long`, "
+                          "`es-en-srformer-s16-segonly-long`.", text)
+            self.assertNotIn("Not trained at this budget yet: `es-en-luna", text)
+
     def test_no_long_evaluations_is_an_error(self):
         with tempfile.TemporaryDirectory() as tmp:
             with self.assertRaises(SystemExit):
