@@ -31,6 +31,7 @@ class ServerProcess {
   int http_port() const { return http_port_; }
   std::shared_ptr<grpc::Channel> NewChannel() const;
 
+  pid_t pid() const { return pid_; }
   // Sends SIGTERM.
   void Terminate() const;
   // Sends `signal_number` (SIGHUP: reread --api-keys-file).

@@ -1,6 +1,13 @@
 // SIGTERM (DESIGN §4): health goes NOT_SERVING, new requests are refused, running ones finish
 // (bounded by --drain-timeout), then the process exits 0.
 #include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 #include "absl/time/clock.h"
 #include "tests/integration/server_test.h"
 
@@ -8,6 +15,39 @@ namespace slotserve::testing {
 namespace {
 
 class ShutdownTest : public ServerTest {};
+
+// The signals a thread of `pid` blocks (the SigBlk line of /proc/PID/task/TID/status).
+uint64_t BlockedSignals(pid_t pid, const std::string& tid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/task/" + tid + "/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("SigBlk:", 0) == 0) return std::stoull(line.substr(7), nullptr, 16);
+  }
+  ADD_FAILURE() << "no SigBlk line for thread " << tid;
+  return 0;
+}
+
+// Only the main thread may take SIGTERM, SIGINT and SIGHUP (in sigwait, which unblocks them
+// while it waits); any other thread that did not block them would die of one that arrives while
+// the main thread is busy. The server's threads include those libraries start before main
+// (OpenBLAS's pool), gRPC's, the engine's and the compute workers (--threads=2).
+TEST_F(ShutdownTest, EveryThreadButTheSignalWaiterBlocksTheShutdownSignals) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({"--threads=2", "--http-listen=127.0.0.1:0"}));
+  const uint64_t shutdown_signals = (uint64_t{1} << (SIGTERM - 1)) | (uint64_t{1} << (SIGINT - 1)) |
+                                    (uint64_t{1} << (SIGHUP - 1));
+  const pid_t pid = server_->pid();
+  int threads = 0;
+  for (const auto& task :
+       std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    const std::string tid = task.path().filename();
+    if (tid == std::to_string(pid)) continue;  // the main thread, waiting in sigwait
+    ++threads;
+    EXPECT_EQ(BlockedSignals(pid, tid) & shutdown_signals, shutdown_signals)
+        << "thread " << tid << " does not block SIGTERM, SIGINT and SIGHUP";
+  }
+  EXPECT_GT(threads, 3);
+  server_->Terminate();
+  EXPECT_EQ(server_->WaitForExit(absl::Seconds(30)), 0) << server_->log();
+}
 
 TEST_F(ShutdownTest, SigtermLetsRunningStreamsFinishRefusesNewOnesAndExitsZero) {
   ASSERT_NO_FATAL_FAILURE(StartServer({"--max-slots=8", "--drain-timeout=120s"}));
