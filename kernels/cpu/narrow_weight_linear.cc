@@ -11,6 +11,7 @@
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear_bias.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/transposed_input_gemm.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/float16.h"
 
@@ -111,16 +112,7 @@ inline constexpr int kOutputsSideBySide = kCount <= 2   ? 4
 
 // The same GEMV on 512-bit registers (16 floats per FMA, 32 registers), only called after
 // CpuHasAvx512(): the library's baseline is x86-64-v3.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512vl,avx512bw"))), \
-                             apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("avx512f,avx512vl,avx512bw")
-// GCC 12's own AVX-512 headers trip this warning (their _mm256_undefined_pd self-initialises).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/cpu/avx512_functions_begin.inc"
 namespace avx512 {
 using Vec = __m512;
 constexpr int kLanes = 16;
@@ -159,12 +151,7 @@ template <int kCount>
 inline constexpr int kOutputsSideBySide = kCount <= 4 ? 4 : 2;
 #include "kernels/cpu/narrow_weight_fused.inc"
 }  // namespace avx512
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC diagnostic pop
-#pragma GCC pop_options
-#endif
+#include "kernels/cpu/avx512_functions_end.inc"
 
 // Weight rows [o, o + rows) widened (and, for int8, scaled) into `out` [rows, in].
 template <DType D>
@@ -182,9 +169,12 @@ void WidenRows(const LinearParams& p, int o, int rows, float* out) {
   }
 }
 
-// Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer.
+// Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer. With `xt`
+// (the inputs transposed, AVX-512) each tile goes through TransposedInputGemmAvx512, else through
+// OpenBLAS's sgemm, which packs the tile again on every call.
 template <DType D>
-void TiledRange(const LinearParams& p, int o_begin, int o_end) {
+void TiledRange(const LinearParams& p, int o_begin, int o_end, const float* xt,
+                int64_t rows_padded) {
   thread_local std::vector<float> tile;
   const int in = p.in_features;
   const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
@@ -193,20 +183,34 @@ void TiledRange(const LinearParams& p, int o_begin, int o_end) {
   for (int o = o_begin; o < o_end; o += tile_rows) {
     const int rows = std::min(tile_rows, o_end - o);
     WidenRows<D>(p, o, rows, tile.data());
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, rows, in, 1.0f, p.x,
-                static_cast<int>(p.x_stride), tile.data(), in, beta, p.y + o,
-                static_cast<int>(p.y_stride));
+    if (xt != nullptr) {
+      TransposedInputGemmAvx512(xt, rows_padded, p.rows, in, tile.data(), rows, p.y + o, p.y_stride,
+                                p.accumulate);
+    } else {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, rows, in, 1.0f, p.x,
+                  static_cast<int>(p.x_stride), tile.data(), in, beta, p.y + o,
+                  static_cast<int>(p.y_stride));
+    }
   }
 }
 
 // Output features are split between the compute threads (parallel_for.h) in multiples of 16
 // (64 bytes of y, so threads share no cache line of y); inside a part OpenBLAS runs
-// single-threaded (base/compute_threads.h).
+// single-threaded (base/compute_threads.h). The widened tiles' inputs are transposed once, by the
+// calling thread, for every part.
 template <DType D>
 void Run(const LinearParams& p, NarrowGemvIsa isa) {
   const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
   const bool avx512 = isa == NarrowGemvIsa::kAvx512;
   const bool fused = p.rows <= (avx512 ? kFusedRowsAvx512 : kFusedRows);
+  const float* xt = nullptr;
+  int64_t rows_padded = 0;
+  if (!fused && avx512) {
+    thread_local std::vector<float> transposed;
+    transposed.resize(TransposedInputFloats(p.rows, p.in_features));
+    rows_padded = TransposeInputs(p.x, p.x_stride, p.rows, p.in_features, transposed.data());
+    xt = transposed.data();
+  }
   ParallelFor(
       p.out_features, work,
       [&](int begin, int end) {
@@ -215,7 +219,7 @@ void Run(const LinearParams& p, NarrowGemvIsa isa) {
         } else if (fused) {
           avx2::FusedRange<D>(p, begin, end);
         } else {
-          TiledRange<D>(p, begin, end);
+          TiledRange<D>(p, begin, end, xt, rows_padded);
         }
         AddBias(p, begin, end);
       },

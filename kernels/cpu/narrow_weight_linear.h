@@ -12,8 +12,9 @@
 //     AVX2 registers, or on AVX-512 ones where the CPU has AVX-512 F, VL and BW (picked at run
 //     time).
 //   - More rows (prefill, large batches): the weight matrix is widened (and scaled) tile by
-//     tile into a per-thread F32 buffer and each tile goes through OpenBLAS sgemm, so the
-//     widening is paid once per tile for all rows.
+//     tile into a per-thread F32 buffer, so the widening is paid once per tile for all rows, and
+//     each tile is multiplied by the inputs: on AVX-512 by transposed_input_gemm.h (the inputs
+//     transposed once per call, the tile read as it is), elsewhere by OpenBLAS's sgemm.
 // The library is built for x86-64-v3 (AVX2, FMA, F16C; kernels/CMakeLists.txt), which every
 // path here assumes.
 #pragma once
@@ -23,10 +24,12 @@
 
 namespace slotserve::kernels::cpu {
 
-// Rows up to which the fused GEMV beats widened tiles through sgemm (measured at 1 thread on the
-// bundled models' shapes: docs/PERFORMANCE.md), on AVX2 and on AVX-512 registers.
+// Rows up to which the fused GEMV beats widened tiles (measured on the bundled models' shapes:
+// docs/PERFORMANCE.md), on AVX2 (tiles through sgemm) and on AVX-512 registers (tiles through
+// transposed_input_gemm.h, which takes rows 16 at a time: from 25 rows it wins by 6-26%, at 24
+// the fused GEMV's three 8-row blocks are 5% (1 thread) to 10% (2 threads) faster).
 inline constexpr int kFusedRows = 16;
-inline constexpr int kFusedRowsAvx512 = 40;
+inline constexpr int kFusedRowsAvx512 = 24;
 
 enum class NarrowGemvIsa { kAvx2, kAvx512 };
 

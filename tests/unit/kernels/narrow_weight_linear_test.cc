@@ -121,13 +121,17 @@ class NarrowWeightLinearTest : public ::testing::TestWithParam<std::tuple<Narrow
 
 TEST_P(NarrowWeightLinearTest, MatchesDoubleSumOverShapes) {
   uint32_t seed = 7;
-  // Rows 1-16 (1-40 on AVX-512) take the fused GEMV: 8-row blocks, one 4-row block, then 1-3;
-  // 17-64 (41 and 64 on AVX-512) the widened tiles. Inputs of 1-17 floats leave a scalar tail after
+  // Rows 1-16 (1-24 on AVX-512) take the fused GEMV: 8-row blocks, one 4-row block, then 1-3;
+  // 17-64 (25 and up on AVX-512) the widened tiles. Inputs of 1-17 floats leave a scalar tail after
   // the vector loop (8 or 16 lanes); 5 and 33 outputs leave weight rows over after 2 or 4 side by
-  // side.
-  for (int rows : {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 15, 16, 17, 24, 31, 32, 33, 40, 41, 64}) {
-    for (int in : {1, 7, 15, 17, 64, 130}) {
-      for (int out : {1, 3, 5, 33}) {
+  // side. On AVX-512 the tiles' product (transposed_input_gemm.h) takes 64 rows at a time (65 and
+  // 100: a second, partial block), 6 outputs per tile (5 and 33 leave 5 and 3 over) and 128
+  // inputs per pass (130 and 300: two and three passes), and writes 16 outputs at a time back
+  // (33 and 40: whole blocks and a tail).
+  for (int rows :
+       {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 15, 16, 17, 24, 31, 32, 33, 40, 41, 64, 65, 100}) {
+    for (int in : {1, 7, 15, 17, 64, 130, 300}) {
+      for (int out : {1, 3, 5, 33, 40}) {
         const Problem pr = MakeProblem(rows, in, out, (rows + out) % 2 == 0, dtype(), ++seed);
         ExpectAllClose(RunKernel(pr, dtype(), isa()), Expected(pr), 2e-6f * (1.0f + in / 8.0f),
                        "rows=" + std::to_string(rows) + " in=" + std::to_string(in) +
