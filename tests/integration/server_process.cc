@@ -108,6 +108,10 @@ std::optional<int> ServerProcess::WaitForExit(absl::Duration timeout) {
     const pid_t done = waitpid(pid_, &status, WNOHANG);
     if (done == pid_) {
       exit_status_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      // The server closed its end of the pipe when it exited: once the reader has read to the
+      // end, log() holds everything it wrote. Without this a test could read the log before its
+      // last lines (the reason it stopped, "drained") had arrived, on a busy machine.
+      if (reader_.joinable()) reader_.join();
       break;
     }
     if (absl::Now() >= give_up) break;
