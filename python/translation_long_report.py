@@ -147,7 +147,9 @@ def main(argv=None) -> int:
     names = ", ".join(f"`{r['model']}`" for r in rows)
     lines = ["# The translation models trained 17.5× longer", "",
              f"Written by `python/translation_long_report.py` ({today}) from "
-             "`python/evaluate_translation.py`'s output for " + names + ", evaluated in one "
+             "`python/evaluate_translation.py`'s output for " + names + ". BLEU does not depend "
+             "on when a model is evaluated (greedy and beam search are deterministic; "
+             "re-evaluating gives the same digits); the decode speeds were measured in one "
              "sitting. The protocol of `translation.md`: the first "
              f"{first['verses']} verses of the held-out test split (Ruth 1:1 – Mark 10:21), corpus "
              "BLEU-4 ×100 with nltk `corpus_bleu`, 13a tokens, cased, one reference (WEB); beam "
