@@ -4,26 +4,18 @@
 #include <vector>
 
 #include "kernels/cpu/int8_dot_linear.h"
+#include "kernels/cpu/line_aligned_buffer.h"
 #include "kernels/cpu/narrow_weight_linear.h"
 #include "kernels/cpu/parallel_for.h"
 
 namespace slotserve::kernels::cpu {
-namespace {
-
-constexpr int kLineFloats = 64 / sizeof(float);
-
-}  // namespace
-
 void RoundedRowsLinear(const LinearParams& p) {
   // Per calling thread, reused between calls: the workers only read it. Aligned to a cache
   // line: the GEMV's 64-byte loads from a 16-byte-aligned row each straddled two lines (the
   // whole product ran ~30% slower).
   thread_local std::vector<float> buffer;
   const int in = p.in_features;
-  buffer.resize(static_cast<size_t>(p.rows) * in + kLineFloats);
-  float* rounded = buffer.data();
-  rounded += (kLineFloats - reinterpret_cast<uintptr_t>(rounded) / sizeof(float) % kLineFloats) %
-             kLineFloats;
+  float* rounded = LineAlignedFloats(buffer, static_cast<size_t>(p.rows) * in);
   ParallelFor(p.rows, static_cast<int64_t>(p.rows) * in * 8,
               [&](int begin, int end) { RoundActivationRows(p, rounded, begin, end); });
   LinearParams widened = p;

@@ -1,6 +1,5 @@
 #include "kernels/cpu/narrow_weight_linear.h"
 
-#include <cblas.h>
 #include <immintrin.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/line_aligned_buffer.h"
 #include "kernels/cpu/linear_bias.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/transposed_input_gemm.h"
@@ -169,35 +169,32 @@ void WidenRows(const LinearParams& p, int o, int rows, float* out) {
   }
 }
 
-// Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer. With `xt`
-// (the inputs transposed, AVX-512) each tile goes through TransposedInputGemmAvx512, else through
-// OpenBLAS's sgemm, which packs the tile again on every call.
+// Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer; each tile
+// is multiplied by `xt` (the inputs transposed) through transposed_input_gemm.h on the ISA's
+// registers.
 template <DType D>
-void TiledRange(const LinearParams& p, int o_begin, int o_end, const float* xt,
-                int64_t rows_padded) {
+void TiledRange(const LinearParams& p, int o_begin, int o_end, const float* xt, int64_t rows_padded,
+                NarrowGemvIsa isa) {
   thread_local std::vector<float> tile;
   const int in = p.in_features;
   const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
   tile.resize(static_cast<size_t>(tile_rows) * in);
-  const float beta = p.accumulate ? 1.0f : 0.0f;
   for (int o = o_begin; o < o_end; o += tile_rows) {
     const int rows = std::min(tile_rows, o_end - o);
     WidenRows<D>(p, o, rows, tile.data());
-    if (xt != nullptr) {
+    if (isa == NarrowGemvIsa::kAvx512) {
       TransposedInputGemmAvx512(xt, rows_padded, p.rows, in, tile.data(), rows, p.y + o, p.y_stride,
                                 p.accumulate);
     } else {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, p.rows, rows, in, 1.0f, p.x,
-                  static_cast<int>(p.x_stride), tile.data(), in, beta, p.y + o,
-                  static_cast<int>(p.y_stride));
+      TransposedInputGemmAvx2(xt, rows_padded, p.rows, in, tile.data(), rows, p.y + o, p.y_stride,
+                              p.accumulate);
     }
   }
 }
 
 // Output features are split between the compute threads (parallel_for.h) in multiples of 16
-// (64 bytes of y, so threads share no cache line of y); inside a part OpenBLAS runs
-// single-threaded (base/compute_threads.h). The widened tiles' inputs are transposed once, by the
-// calling thread, for every part.
+// (64 bytes of y, so threads share no cache line of y). The widened tiles' inputs are transposed
+// once, by the calling thread, for every part.
 template <DType D>
 void Run(const LinearParams& p, NarrowGemvIsa isa) {
   const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
@@ -205,11 +202,12 @@ void Run(const LinearParams& p, NarrowGemvIsa isa) {
   const bool fused = p.rows <= (avx512 ? kFusedRowsAvx512 : kFusedRows);
   const float* xt = nullptr;
   int64_t rows_padded = 0;
-  if (!fused && avx512) {
+  if (!fused) {
     thread_local std::vector<float> transposed;
-    transposed.resize(TransposedInputFloats(p.rows, p.in_features));
-    rows_padded = TransposeInputs(p.x, p.x_stride, p.rows, p.in_features, transposed.data());
-    xt = transposed.data();
+    float* out = LineAlignedFloats(transposed, TransposedInputFloats(p.rows, p.in_features));
+    rows_padded = avx512 ? TransposeInputs(p.x, p.x_stride, p.rows, p.in_features, out)
+                         : TransposeInputsAvx2(p.x, p.x_stride, p.rows, p.in_features, out);
+    xt = out;
   }
   ParallelFor(
       p.out_features, work,
@@ -219,7 +217,7 @@ void Run(const LinearParams& p, NarrowGemvIsa isa) {
         } else if (fused) {
           avx2::FusedRange<D>(p, begin, end);
         } else {
-          TiledRange<D>(p, begin, end, xt, rows_padded);
+          TiledRange<D>(p, begin, end, xt, rows_padded, isa);
         }
         AddBias(p, begin, end);
       },

@@ -13,8 +13,9 @@
 //     time).
 //   - More rows (prefill, large batches): the weight matrix is widened (and scaled) tile by
 //     tile into a per-thread F32 buffer, so the widening is paid once per tile for all rows, and
-//     each tile is multiplied by the inputs: on AVX-512 by transposed_input_gemm.h (the inputs
-//     transposed once per call, the tile read as it is), elsewhere by OpenBLAS's sgemm.
+//     each tile is multiplied by the inputs through transposed_input_gemm.h (the inputs
+//     transposed once per call, the tile read as it is, on AVX-512 or AVX2 registers; until
+//     2026-11-26 AVX2 CPUs handed the tile to OpenBLAS's sgemm, which packed it on every call).
 // The library is built for x86-64-v3 (AVX2, FMA, F16C; kernels/CMakeLists.txt), which every
 // path here assumes.
 #pragma once
@@ -25,9 +26,10 @@
 namespace slotserve::kernels::cpu {
 
 // Rows up to which the fused GEMV beats widened tiles (measured on the bundled models' shapes:
-// docs/PERFORMANCE.md), on AVX2 (tiles through sgemm) and on AVX-512 registers (tiles through
-// transposed_input_gemm.h, which takes rows 16 at a time: from 25 rows it wins by 6-26%, at 24
-// the fused GEMV's three 8-row blocks are 5% (1 thread) to 10% (2 threads) faster).
+// docs/CPU_SPEED_LOG.md), on AVX2 and on AVX-512 registers (tiles through
+// transposed_input_gemm.h). AVX-512 takes rows 16 at a time: from 25 rows it wins by 6-26%, at
+// 24 the fused GEMV's three 8-row blocks are 5% (1 thread) to 10% (2 threads) faster. On AVX2
+// a fused bound of 24 made 17-24 rows ×0.76-0.84 slower (bench/results/transposed_gemm_avx2.md).
 inline constexpr int kFusedRows = 16;
 inline constexpr int kFusedRowsAvx512 = 24;
 

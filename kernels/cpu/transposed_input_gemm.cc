@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "kernels/cpu/line_aligned_buffer.h"
+
 namespace slotserve::kernels::cpu {
 
 #include "kernels/cpu/avx512_functions_begin.inc"
@@ -126,8 +128,7 @@ void TransposedInputGemmAvx512(const float* xt, int64_t rows_padded, int rows, i
                                const float* w, int outputs, float* y, int64_t y_stride,
                                bool accumulate) {
   thread_local std::vector<float> partial_sums;
-  partial_sums.resize(static_cast<size_t>(outputs) * rows_padded);
-  float* ct = partial_sums.data();
+  float* ct = LineAlignedFloats(partial_sums, static_cast<size_t>(outputs) * rows_padded);
   for (int first = 0; first < rows; first += 16 * kMaxVecs) {
     const int vecs = static_cast<int>(std::min<int64_t>(kMaxVecs, (rows - first + 15) / 16));
     for (int k_begin = 0; k_begin < in; k_begin += kDepth) {

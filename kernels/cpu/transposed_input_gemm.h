@@ -1,5 +1,6 @@
-// y = x W^T for a batch of many rows against a tile of F32 weight rows, on AVX-512, with the
-// batch's inputs transposed once per linear layer instead of the weights packed once per call.
+// y = x W^T for a batch of many rows against a tile of F32 weight rows, with the batch's inputs
+// transposed once per linear layer instead of the weights packed once per call: on AVX-512
+// (transposed_input_gemm.cc) and on AVX2 (transposed_input_gemm_avx2.cc).
 //
 // The widened-tile path of narrow_weight_linear.h handed each F32 tile to OpenBLAS's sgemm,
 // which packs it again into its panel format on every call. At batch 64 (ABC, F16, one thread)
@@ -10,7 +11,10 @@
 // is packed but the inputs (rows × in floats, once per call, shared by the threads).
 //
 // Every output is summed over k in order, one FMA per input, whatever the tile or the split of
-// the outputs between threads, so the results do not depend on either.
+// the outputs between threads, so the results do not depend on either. On AVX2 the tile is
+// 2 × 8 rows × 6 outputs (12 accumulators in 16 registers) and a row block 16 rows; on a
+// 2-core AMD EPYC without AVX-512 OpenBLAS's packing (`sgemm_incopy`, `_oncopy`, `_beta`) had
+// been 15% of a batch-64 step.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +32,11 @@ void TransposedInputGemmAvx512(const float* xt, int64_t rows_padded, int rows, i
 // xt [in][rows_padded] = x [rows][in] (row stride x_stride) transposed, zero past `rows`.
 // Returns rows_padded (rows rounded up to 16). AVX-512 too; 16 * x_stride must fit an int.
 int64_t TransposeInputs(const float* x, int64_t x_stride, int rows, int in, float* xt);
+
+// The same two on AVX2 registers, for CPUs without AVX-512; the same layout of xt.
+void TransposedInputGemmAvx2(const float* xt, int64_t rows_padded, int rows, int in, const float* w,
+                             int outputs, float* y, int64_t y_stride, bool accumulate);
+int64_t TransposeInputsAvx2(const float* x, int64_t x_stride, int rows, int in, float* xt);
 
 // The floats TransposeInputs writes for `rows` rows of `in` inputs.
 inline int64_t TransposedInputFloats(int rows, int in) {

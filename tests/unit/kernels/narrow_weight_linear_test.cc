@@ -127,7 +127,9 @@ TEST_P(NarrowWeightLinearTest, MatchesDoubleSumOverShapes) {
   // side. On AVX-512 the tiles' product (transposed_input_gemm.h) takes 64 rows at a time (65 and
   // 100: a second, partial block), 6 outputs per tile (5 and 33 leave 5 and 3 over) and 128
   // inputs per pass (130 and 300: two and three passes), and writes 16 outputs at a time back
-  // (33 and 40: whole blocks and a tail).
+  // (33 and 40: whole blocks and a tail). On AVX2 it takes 64 rows per block in tiles of 24 or 16
+  // rows (17, 24, 31-41: one to three vectors of 8; 100: 64 + 36), 4 or 6 outputs per tile, 64
+  // inputs per pass, and writes 8 outputs at a time back.
   for (int rows :
        {1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 15, 16, 17, 24, 31, 32, 33, 40, 41, 64, 65, 100}) {
     for (int in : {1, 7, 15, 17, 64, 130, 300}) {
