@@ -37,7 +37,8 @@ def describe(summary: Dict) -> str:
                     f"κ{f['kernel']} σ{f['stride']}")
         return f"luna, length {c['length']}"
     if kind == "srformer":
-        extra = ", segmented only (no recurrence)" if summary["model"].endswith("segonly") else ""
+        extra = (", segmented only (no recurrence)"
+                 if summary["model"].removesuffix("-long").endswith("segonly") else "")
         return f"srformer, segment {c['segment']}, q {c['target_length']}{extra}"
     return kind
 

@@ -38,7 +38,7 @@ if [ "$SPEED_PASS" = 1 ]; then
   for name in "${names[@]}"; do
     PYTHONPATH="python:$PYTHON_CLIENT" OMP_NUM_THREADS=1 "$PYTHON" python/evaluate_translation.py \
       --server "$SERVER" --model "models/trained/$name" --data "$DATA_DIR" --limit "$LIMIT" \
-      --concurrency 8 --threads 1 --speed-only --out "$EVAL_DIR"
+      --concurrency 8 --threads 1 --speed-only --speed-passes 5 --out "$EVAL_DIR"
   done
 fi
 shopt -s nullglob
