@@ -13,43 +13,24 @@ namespace slotserve::kernels::cpu {
 
 namespace {
 
+using Vec = __m512;
+constexpr int kLanes = 16;
+inline Vec VecZero() { return _mm512_setzero_ps(); }
+inline Vec VecLoad(const float* p) { return _mm512_loadu_ps(p); }
+inline void VecStore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
+inline Vec VecAdd(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+inline Vec VecBroadcast(const float* p) { return _mm512_set1_ps(*p); }
+inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm512_fmadd_ps(a, b, acc); }
+
 constexpr int kMaxVecs = 4;  // 16-row vectors of one tile
 constexpr int kMaxOuts = 6;  // weight rows of one tile: 4 × 6 accumulators + 4 inputs
+constexpr int kBlockRows = kLanes * kMaxVecs;  // one tile's rows
 // Inputs per pass over a row block's tiles: 64 rows × 128 inputs of xt (32 KiB) stay in L1
 // while every weight tile of the block runs over them.
 constexpr int kDepth = 128;
 
-// Partial sums ct [o][rows_padded] of rows [first, first + 16 * kVecs) × weight rows
-// [o, o + kOuts) over inputs [k_begin, k_end), continuing the sums already there unless
-// k_begin is 0. Each sum still adds its products in the order of k.
-template <int kVecs, int kOuts>
-void Tile(const float* xt, int64_t rows_padded, int first, int in, int k_begin, int k_end,
-          const float* w, int o, float* ct) {
-  __m512 acc[kOuts][kVecs];
-  float* partial[kOuts];
-  for (int j = 0; j < kOuts; ++j) {
-    partial[j] = ct + static_cast<int64_t>(o + j) * rows_padded + first;
-    for (int v = 0; v < kVecs; ++v) {
-      acc[j][v] = k_begin == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(partial[j] + 16 * v);
-    }
-  }
-  const float* row[kOuts];
-  for (int j = 0; j < kOuts; ++j) row[j] = w + static_cast<int64_t>(o + j) * in;
-  const float* column = xt + k_begin * rows_padded + first;
-  for (int k = k_begin; k < k_end; ++k, column += rows_padded) {
-    __m512 x[kVecs];
-    for (int v = 0; v < kVecs; ++v) x[v] = _mm512_loadu_ps(column + 16 * v);
-    for (int j = 0; j < kOuts; ++j) {
-      const __m512 weight = _mm512_set1_ps(row[j][k]);
-      for (int v = 0; v < kVecs; ++v) acc[j][v] = _mm512_fmadd_ps(x[v], weight, acc[j][v]);
-    }
-  }
-  for (int j = 0; j < kOuts; ++j)
-    for (int v = 0; v < kVecs; ++v) _mm512_storeu_ps(partial[j] + 16 * v, acc[j][v]);
-}
-
 // rows[i] = lane i of the sixteen vectors in `rows` (a 16 × 16 transpose in registers).
-void Transpose16(__m512 rows[16]) {
+void TransposeLanes(__m512 rows[16]) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(rows[i], rows[i + 1]);
@@ -79,26 +60,20 @@ void Transpose16(__m512 rows[16]) {
   }
 }
 
-template <int kVecs>
-void RowBlock(const float* xt, int64_t rows_padded, int first, int in, int k_begin, int k_end,
-              const float* w, int outputs, float* ct) {
-  int o = 0;
-  for (; o + kMaxOuts <= outputs; o += kMaxOuts) {
-    Tile<kVecs, kMaxOuts>(xt, rows_padded, first, in, k_begin, k_end, w, o, ct);
-  }
-  switch (outputs - o) {
-    case 5:
-      return Tile<kVecs, 5>(xt, rows_padded, first, in, k_begin, k_end, w, o, ct);
+#include "kernels/cpu/transposed_input_gemm_body.inc"
+
+// A block is one tile of up to four 16-row vectors, run over every group of 6 weight rows.
+void RowBlock(const float* xt, int64_t rows_padded, int first, int last, int in, int k_begin,
+              int k_end, const float* w, int outputs, float* ct) {
+  switch (std::min(kMaxVecs, (last - first + kLanes - 1) / kLanes)) {
     case 4:
-      return Tile<kVecs, 4>(xt, rows_padded, first, in, k_begin, k_end, w, o, ct);
+      return TileRow<4, kMaxOuts>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
     case 3:
-      return Tile<kVecs, 3>(xt, rows_padded, first, in, k_begin, k_end, w, o, ct);
+      return TileRow<3, kMaxOuts>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
     case 2:
-      return Tile<kVecs, 2>(xt, rows_padded, first, in, k_begin, k_end, w, o, ct);
-    case 1:
-      return Tile<kVecs, 1>(xt, rows_padded, first, in, k_begin, k_end, w, o, ct);
+      return TileRow<2, kMaxOuts>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
     default:
-      return;
+      return TileRow<1, kMaxOuts>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
   }
 }
 
@@ -127,53 +102,7 @@ int64_t TransposeInputs(const float* x, int64_t x_stride, int rows, int in, floa
 void TransposedInputGemmAvx512(const float* xt, int64_t rows_padded, int rows, int in,
                                const float* w, int outputs, float* y, int64_t y_stride,
                                bool accumulate) {
-  thread_local std::vector<float> partial_sums;
-  float* ct = LineAlignedFloats(partial_sums, static_cast<size_t>(outputs) * rows_padded);
-  for (int first = 0; first < rows; first += 16 * kMaxVecs) {
-    const int vecs = static_cast<int>(std::min<int64_t>(kMaxVecs, (rows - first + 15) / 16));
-    for (int k_begin = 0; k_begin < in; k_begin += kDepth) {
-      const int k_end = std::min(in, k_begin + kDepth);
-      switch (vecs) {
-        case 4:
-          RowBlock<4>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
-          break;
-        case 3:
-          RowBlock<3>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
-          break;
-        case 2:
-          RowBlock<2>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
-          break;
-        default:
-          RowBlock<1>(xt, rows_padded, first, in, k_begin, k_end, w, outputs, ct);
-          break;
-      }
-    }
-    if (in == 0) std::fill(ct, ct + static_cast<int64_t>(outputs) * rows_padded, 0.0f);
-    // The block's sums, transposed back into y: sixteen outputs × sixteen rows at a time.
-    const int last = std::min(rows, first + 16 * kMaxVecs);
-    int o = 0;
-    for (; o + 16 <= outputs; o += 16) {
-      for (int r = first; r < last; r += 16) {
-        __m512 block[16];
-        for (int i = 0; i < 16; ++i) {
-          block[i] = _mm512_loadu_ps(ct + static_cast<int64_t>(o + i) * rows_padded + r);
-        }
-        Transpose16(block);
-        for (int i = 0; i < 16 && r + i < last; ++i) {
-          float* out = y + static_cast<int64_t>(r + i) * y_stride + o;
-          _mm512_storeu_ps(out,
-                           accumulate ? _mm512_add_ps(_mm512_loadu_ps(out), block[i]) : block[i]);
-        }
-      }
-    }
-    for (; o < outputs; ++o) {
-      const float* sums = ct + static_cast<int64_t>(o) * rows_padded;
-      for (int r = first; r < last; ++r) {
-        float& out = y[static_cast<int64_t>(r) * y_stride + o];
-        out = accumulate ? out + sums[r] : sums[r];
-      }
-    }
-  }
+  Gemm(xt, rows_padded, rows, in, w, outputs, y, y_stride, accumulate);
 }
 
 #include "kernels/cpu/avx512_functions_end.inc"

@@ -11,10 +11,10 @@
 // is packed but the inputs (rows × in floats, once per call, shared by the threads).
 //
 // Every output is summed over k in order, one FMA per input, whatever the tile or the split of
-// the outputs between threads, so the results do not depend on either. On AVX2 the tile is
-// 2 × 8 rows × 6 outputs (12 accumulators in 16 registers) and a row block 16 rows; on a
-// 2-core AMD EPYC without AVX-512 OpenBLAS's packing (`sgemm_incopy`, `_oncopy`, `_beta`) had
-// been 15% of a batch-64 step.
+// the outputs between threads, so the results do not depend on either. The product is written
+// once (transposed_input_gemm_body.inc); on AVX2 its tiles are 3 × 8 rows × 4 outputs or 2 × 8
+// rows × 6 outputs (12 accumulators in 16 registers). On a 2-core AMD EPYC without AVX-512,
+// OpenBLAS's packing (`sgemm_incopy`, `_oncopy`, `_beta`) had been 15% of a batch-64 step.
 #pragma once
 
 #include <cstdint>
