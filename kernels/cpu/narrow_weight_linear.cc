@@ -62,14 +62,11 @@ inline float RowScale(const LinearParams& p, int o) {
   }
 }
 
-// The fused GEMV (narrow_weight_fused.inc), compiled once per instruction set. Each defines
-// the vector it works in and how to load, widen, multiply-add and sum one.
+// The fused GEMV (narrow_weight_fused.inc), compiled once per instruction set. Each takes its
+// vector and the loads and multiply-adds from vec_avx2.inc / vec_avx512.inc and defines how to
+// widen weights into one and sum one.
 namespace avx2 {
-using Vec = __m256;
-constexpr int kLanes = 8;
-inline Vec VecZero() { return _mm256_setzero_ps(); }
-inline Vec VecLoad(const float* x) { return _mm256_loadu_ps(x); }
-inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm256_fmadd_ps(a, b, acc); }
+#include "kernels/cpu/vec_avx2.inc"
 // sums[i] = HorizontalSum(acc[i]). Eight at once by a transposing tree that does each sum's
 // additions in HorizontalSum's order (halves, then quarters, then pairs), so either way gives
 // the same bits; one at a time the folding of a block's eight or more accumulators cost about
@@ -114,11 +111,7 @@ inline constexpr int kOutputsSideBySide = kCount <= 2   ? 4
 // CpuHasAvx512(): the library's baseline is x86-64-v3.
 #include "kernels/cpu/avx512_functions_begin.inc"
 namespace avx512 {
-using Vec = __m512;
-constexpr int kLanes = 16;
-inline Vec VecZero() { return _mm512_setzero_ps(); }
-inline Vec VecLoad(const float* x) { return _mm512_loadu_ps(x); }
-inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm512_fmadd_ps(a, b, acc); }
+#include "kernels/cpu/vec_avx512.inc"
 inline float VecSum(Vec v) {
   const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
   return HorizontalSum(_mm256_add_ps(_mm512_castps512_ps256(v), high));

@@ -13,14 +13,7 @@ namespace slotserve::kernels::cpu {
 
 namespace {
 
-using Vec = __m512;
-constexpr int kLanes = 16;
-inline Vec VecZero() { return _mm512_setzero_ps(); }
-inline Vec VecLoad(const float* p) { return _mm512_loadu_ps(p); }
-inline void VecStore(float* p, Vec v) { _mm512_storeu_ps(p, v); }
-inline Vec VecAdd(Vec a, Vec b) { return _mm512_add_ps(a, b); }
-inline Vec VecBroadcast(const float* p) { return _mm512_set1_ps(*p); }
-inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm512_fmadd_ps(a, b, acc); }
+#include "kernels/cpu/vec_avx512.inc"
 
 constexpr int kMaxVecs = 4;  // 16-row vectors of one tile
 constexpr int kMaxOuts = 6;  // weight rows of one tile: 4 × 6 accumulators + 4 inputs

@@ -12,14 +12,7 @@
 namespace slotserve::kernels::cpu {
 namespace {
 
-using Vec = __m256;
-constexpr int kLanes = 8;
-inline Vec VecZero() { return _mm256_setzero_ps(); }
-inline Vec VecLoad(const float* p) { return _mm256_loadu_ps(p); }
-inline void VecStore(float* p, Vec v) { _mm256_storeu_ps(p, v); }
-inline Vec VecAdd(Vec a, Vec b) { return _mm256_add_ps(a, b); }
-inline Vec VecBroadcast(const float* p) { return _mm256_broadcast_ss(p); }
-inline Vec VecFma(Vec a, Vec b, Vec acc) { return _mm256_fmadd_ps(a, b, acc); }
+#include "kernels/cpu/vec_avx2.inc"
 
 constexpr int kMaxVecs = 3;  // 8-row vectors of one tile: 3 × 4 accumulators + 3 inputs + 1 weight
 // Rows per block: every group of weight rows runs over all of the block's tiles before the next
