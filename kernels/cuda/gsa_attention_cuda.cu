@@ -18,7 +18,6 @@ namespace {
 using cuda::kWarpSize;
 
 struct GsaShared {
-  float* raw;      // [dk]: one head's raw input, for t2r's matrix-vector product
   float* k;        // [dk]
   float* v;        // [dv]
   float* decay;    // [M]
@@ -30,8 +29,7 @@ struct GsaShared {
 
   __device__ GsaShared(float* base, const GsaParams& p) {
     const int group = p.heads / p.kv_heads;
-    raw = base;
-    k = raw + p.key_dim;
+    k = base;
     v = k + p.key_dim;
     decay = v + p.value_dim;
     write = decay + p.memory_rows;
@@ -44,24 +42,26 @@ struct GsaShared {
 
 std::size_t GsaSharedBytes(const GsaParams& p, int threads) {
   const int group = p.heads / p.kv_heads;
-  return sizeof(float) * (2 * p.key_dim + p.value_dim + 2 * p.memory_rows +
+  return sizeof(float) * (p.key_dim + p.value_dim + 2 * p.memory_rows +
                           group * (p.key_dim + p.memory_rows) + threads + kWarpSize);
 }
 
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
 
-// phi of one head's dk raw values (global memory) into shared `phi`. Begins and ends with
-// __syncthreads, so every thread of the block must call it.
-__device__ void FeatureMap(const GsaParams& p, const float* x, float* phi, float* raw) {
+// phi of one head's dk raw values x (global memory) into shared `phi`. For t2r every thread reads
+// all of x from global memory (one cached row, the same address across a warp). It used to be
+// staged in shared memory just before phi: for a width not a multiple of 4, ptxas read the last
+// 1-3 staged values with one 16-byte load that also covered phi's first values while another
+// thread wrote them. Those bytes went unused, but racecheck reported the overlap (on an H200,
+// key_dim 5). Begins and ends with __syncthreads, so every thread of the block must call it.
+__device__ void FeatureMap(const GsaParams& p, const float* x, float* phi) {
   const int dk = p.key_dim;
   __syncthreads();
   if (p.feature_map == GsaFeatureMap::kT2r) {
-    for (int i = threadIdx.x; i < dk; i += blockDim.x) raw[i] = x[i];
-    __syncthreads();
     for (int i = threadIdx.x; i < dk; i += blockDim.x) {  // relu(x W^T): row i of W times x
       const float* w_row = p.t2r_weight + static_cast<int64_t>(i) * dk;
       float dot = 0.0f;
-      for (int j = 0; j < dk; ++j) dot += w_row[j] * raw[j];
+      for (int j = 0; j < dk; ++j) dot += w_row[j] * x[j];
       phi[i] = fmaxf(0.0f, dot);
     }
   } else {
@@ -131,10 +131,9 @@ __device__ void GsaKvHeadToken(const GsaParams& p, int row, int g, float* kv_sta
   float* hv = kv_state + static_cast<int64_t>(dk) * memory_rows;  // [M x dv]
 
   // The previous token (prefill) may still read the shared inputs: FeatureMap syncs first.
-  FeatureMap(p, p.k + in_row + static_cast<int64_t>(g) * dk, shared.k, shared.raw);
+  FeatureMap(p, p.k + in_row + static_cast<int64_t>(g) * dk, shared.k);
   for (int i = 0; i < group; ++i) {
-    FeatureMap(p, p.q + in_row + static_cast<int64_t>(g * group + i) * dk, shared.q + i * dk,
-               shared.raw);
+    FeatureMap(p, p.q + in_row + static_cast<int64_t>(g * group + i) * dk, shared.q + i * dk);
   }
   const float* v_raw = p.v + in_row + static_cast<int64_t>(g) * dv;
   for (int j = threadIdx.x; j < dv; j += blockDim.x) shared.v[j] = Silu(v_raw[j]);
