@@ -166,6 +166,9 @@ class RowSampler {
         return first;
       }
       carried += tile_total;
+      // Thread 0 resets first_id for the next tile only after every thread has read it
+      // (racecheck reported the read racing with that write).
+      __syncthreads();
     }
     *last_positive = shared_.last_id;
     return -1;
