@@ -6,29 +6,13 @@
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/launch_shape.cuh"
+#include "kernels/cuda/widen.cuh"
 #include "kernels/embedding.h"
 
 namespace slotserve::kernels {
 namespace {
 
-template <typename T>
-__device__ __forceinline__ float Widen(T value);
-template <>
-__device__ __forceinline__ float Widen(float value) {
-  return value;
-}
-template <>
-__device__ __forceinline__ float Widen(__half value) {
-  return __half2float(value);
-}
-template <>
-__device__ __forceinline__ float Widen(__nv_bfloat16 value) {
-  return __bfloat162float(value);
-}
-template <>
-__device__ __forceinline__ float Widen(int8_t value) {
-  return static_cast<float>(value);
-}
+using cuda::Widen;
 
 template <typename T>
 __global__ void EmbeddingKernel(const T* __restrict__ table, int dim,

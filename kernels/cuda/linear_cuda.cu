@@ -33,6 +33,7 @@
 #include "kernels/cuda/launch_shape.cuh"
 #include "kernels/cuda/narrow_weight_gemv.cuh"
 #include "kernels/cuda/stream_scratch.cuh"
+#include "kernels/cuda/widen.cuh"
 #include "kernels/linear.h"
 
 namespace slotserve::kernels {
@@ -62,8 +63,7 @@ template <>
 __device__ __forceinline__ __nv_bfloat16 Narrow(float value) {
   return __float2bfloat16_rn(value);
 }
-__device__ __forceinline__ float Widen(__half value) { return __half2float(value); }
-__device__ __forceinline__ float Widen(__nv_bfloat16 value) { return __bfloat162float(value); }
+using cuda::Widen;
 
 // 16-bit pieces of x that hold all of fp32's 24 significant bits (22 for F16's two).
 template <typename T>

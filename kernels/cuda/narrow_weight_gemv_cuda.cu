@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/narrow_weight_gemv.cuh"
+#include "kernels/cuda/widen.cuh"
 
 namespace slotserve::kernels::cuda {
 namespace {
@@ -24,27 +25,6 @@ namespace {
 constexpr int kWarps = 8;
 constexpr int kOutputs = 4;
 constexpr int kInputsPerLoad = 8;  // 16 bytes of 16-bit weights
-
-// The 8 weights of one 16-byte load, widened exactly (the pointer argument picks the type).
-__device__ __forceinline__ void Widen8(const uint4& packed, const __half*, float* out) {
-  const __half2* pairs = reinterpret_cast<const __half2*>(&packed);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 f = __half22float2(pairs[k]);
-    out[2 * k] = f.x;
-    out[2 * k + 1] = f.y;
-  }
-}
-
-__device__ __forceinline__ void Widen8(const uint4& packed, const __nv_bfloat16*, float* out) {
-  const __nv_bfloat162* pairs = reinterpret_cast<const __nv_bfloat162*>(&packed);
-#pragma unroll
-  for (int k = 0; k < 4; ++k) {
-    const float2 f = __bfloat1622float2(pairs[k]);
-    out[2 * k] = f.x;
-    out[2 * k + 1] = f.y;
-  }
-}
 
 template <typename T, int kRows>
 __global__ void __launch_bounds__(kWarps * 32)
@@ -81,7 +61,7 @@ __global__ void __launch_bounds__(kWarps * 32)
 #pragma unroll
     for (int j = 0; j < kOutputs; ++j) {
       float w[kInputsPerLoad];
-      Widen8(packed[j], static_cast<const T*>(nullptr), w);
+      Widen8<T>(packed[j], w);
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
 #pragma unroll

@@ -15,6 +15,7 @@
 #include <cstdlib>
 
 #include "kernels/cuda/recurrent_head.cuh"
+#include "kernels/cuda/widen.cuh"
 #include "kernels/softmax_attention.h"
 
 namespace slotserve::kernels {
@@ -41,8 +42,7 @@ __device__ KvCache<Element> CacheOf(const SoftmaxAttentionParams& p, float* laye
   return {keys, keys + p.max_context * width, width};
 }
 
-__device__ float Widen(float x) { return x; }
-__device__ float Widen(__half x) { return __half2float(x); }
+using cuda::Widen;
 template <typename Element>
 __device__ Element Narrow(float x);
 template <>
