@@ -10,6 +10,7 @@ bash -n "$root/scripts/gpu-check.sh"
 bash -n "$root/scripts/gpu-check-server.sh"
 bash -n "$root/scripts/gpu-bundle.sh"
 bash -n "$root/scripts/gpu-prebuilt-env.sh"
+bash -n "$root/scripts/sanitizer-verdict.sh"
 out=$(SLOTSERVE_GPU_BUILD_DIR=/nonexistent/build-gpu "$root/scripts/gpu-check.sh" --dry-run)
 for expected in "-DSLOTSERVE_WITH_CUDA=ON" "gpu-check-server.sh /nonexistent/build-gpu" \
   "ctest --test-dir /nonexistent/build-gpu" "--tool memcheck" "--tool racecheck" \
