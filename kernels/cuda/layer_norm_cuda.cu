@@ -1,20 +1,38 @@
 // CUDA layer norm: one block per row; mean first, then the biased variance of (x - mean) (two
-// passes, so no catastrophic cancellation), both reduced across the block.
+// passes, so no catastrophic cancellation), both reduced across the block. Rows up to
+// kMaxRegisterRowThreads * kRegisterRowLarge wide are held in registers (register_row.cuh), so
+// the row is read from memory once; wider rows are re-read by a strided loop in each pass.
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/reductions.cuh"
+#include "kernels/cuda/register_row.cuh"
 #include "kernels/layer_norm.h"
 
 namespace slotserve::kernels {
 namespace {
 
-constexpr int kLayerNormThreads = 256;
+constexpr int kLoopThreads = 256;
 
-__global__ void LayerNormKernel(const float* x, int64_t x_stride, const float* __restrict__ gamma,
-                                const float* __restrict__ beta, float* y, int64_t y_stride, int dim,
-                                float eps) {
+// x and y may alias in both kernels: every thread reads all of its elements before the
+// block-wide reductions, and then writes only those same elements.
+template <int kPerThread>
+__global__ void LayerNormRegisterKernel(const float* x, int64_t x_stride,
+                                        const float* __restrict__ gamma,
+                                        const float* __restrict__ beta, float* y, int64_t y_stride,
+                                        int dim, float eps) {
   __shared__ float scratch[cuda::kWarpSize];
-  // x and y may alias: every thread reads all of its elements (in both passes) before the
-  // block-wide reductions, and then writes only those same elements.
+  cuda::RegisterRow<kPerThread> row;
+  row.Load(x + blockIdx.x * x_stride, dim, [](float v) { return v; });
+  const float mean = cuda::BlockSum(row.Sum(dim, [](float v) { return v; }), scratch) / dim;
+  const float squares = row.Sum(dim, [mean](float v) { return (v - mean) * (v - mean); });
+  const float inv_std = rsqrtf(cuda::BlockSum(squares, scratch) / dim + eps);
+  float* out = y + blockIdx.x * y_stride;
+  row.ForEach(dim, [&](int c, float v) { out[c] = (v - mean) * inv_std * gamma[c] + beta[c]; });
+}
+
+__global__ void LayerNormLoopKernel(const float* x, int64_t x_stride,
+                                    const float* __restrict__ gamma, const float* __restrict__ beta,
+                                    float* y, int64_t y_stride, int dim, float eps) {
+  __shared__ float scratch[cuda::kWarpSize];
   const float* in = x + blockIdx.x * x_stride;
   float* out = y + blockIdx.x * y_stride;
   float sum = 0.0f;
@@ -32,13 +50,27 @@ __global__ void LayerNormKernel(const float* x, int64_t x_stride, const float* _
   }
 }
 
+template <int kPerThread>
+void LaunchRegisterKernel(const LayerNormParams& p, cudaStream_t stream) {
+  LayerNormRegisterKernel<kPerThread>
+      <<<p.rows, cuda::RegisterRowThreads(p.dim, kPerThread), 0, stream>>>(
+          p.x, p.x_stride, p.gamma, p.beta, p.y, p.y_stride, p.dim, p.eps);
+}
+
 }  // namespace
 
 template <>
 void LaunchLayerNorm<Backend::kCuda>(const LayerNormParams& p, Stream stream) {
   if (p.rows == 0) return;
-  LayerNormKernel<<<p.rows, kLayerNormThreads, 0, cuda::AsCudaStream(stream)>>>(
-      p.x, p.x_stride, p.gamma, p.beta, p.y, p.y_stride, p.dim, p.eps);
+  const cudaStream_t s = cuda::AsCudaStream(stream);
+  if (p.dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowSmall) {
+    LaunchRegisterKernel<cuda::kRegisterRowSmall>(p, s);
+  } else if (p.dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowLarge) {
+    LaunchRegisterKernel<cuda::kRegisterRowLarge>(p, s);
+  } else {
+    LayerNormLoopKernel<<<p.rows, kLoopThreads, 0, s>>>(p.x, p.x_stride, p.gamma, p.beta, p.y,
+                                                        p.y_stride, p.dim, p.eps);
+  }
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 

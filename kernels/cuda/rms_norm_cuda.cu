@@ -1,40 +1,79 @@
-// CUDA RMS norm: one block per (row, group), sized to the group (a warp for a small head, at
-// most 256 threads); the sum of squares reduced across the block with the fixed tree of
-// reductions.cuh.
+// CUDA RMS norm: one block per (row, group), sized to the group (a warp for a small head); the
+// sum of squares reduced across the block with the fixed tree of reductions.cuh. Groups up to
+// kMaxRegisterRowThreads * kRegisterRowLarge wide are held in registers (register_row.cuh), so
+// the input is read from memory once; wider groups are re-read by a strided loop.
 #include "kernels/cuda/cuda_check.cuh"
 #include "kernels/cuda/reductions.cuh"
+#include "kernels/cuda/register_row.cuh"
 #include "kernels/rms_norm.h"
 
 namespace slotserve::kernels {
 namespace {
 
-constexpr int kMaxRmsNormThreads = 256;
+constexpr int kLoopThreads = 256;
 
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
 
-__global__ void RmsNormKernel(const float* x, int64_t x_stride, float* y, int64_t y_stride,
-                              int groups, int group_dim, const float* __restrict__ weight,
-                              float eps, bool silu_input, const float* __restrict__ gate,
-                              int64_t gate_stride) {
-  __shared__ float scratch[cuda::kWarpSize];
-  const int row = blockIdx.x / groups;
-  const int64_t first = static_cast<int64_t>(blockIdx.x % groups) * group_dim;
-  // x and y may alias: every thread reads its own elements before the block-wide reduction
-  // (which synchronises) and afterwards writes only those same elements.
-  const float* in = x + row * x_stride + first;
-  float* out = y + row * y_stride + first;
-  float squares = 0.0f;
-  for (int c = threadIdx.x; c < group_dim; c += blockDim.x) {
-    const float u = silu_input ? Silu(in[c]) : in[c];
-    squares += u * u;
+struct RmsNormArgs {
+  const float* x;
+  int64_t x_stride;
+  float* y;
+  int64_t y_stride;
+  int groups, group_dim;
+  const float* weight;  // [group_dim] or null
+  float eps;
+  bool silu_input;
+  const float* gate;  // silu(gate) multiplies the output when not null
+  int64_t gate_stride;
+};
+
+// The block's (row, group) in and out pointers and the final scaling of one element. x and y
+// may alias: every thread reads its own elements before the block-wide reduction (which
+// synchronises) and afterwards writes only those same elements.
+struct RmsNormBlock {
+  const float* in;
+  float* out;
+  const float* gate_row;
+
+  __device__ explicit RmsNormBlock(const RmsNormArgs& a) {
+    const int row = blockIdx.x / a.groups;
+    const int64_t first = static_cast<int64_t>(blockIdx.x % a.groups) * a.group_dim;
+    in = a.x + row * a.x_stride + first;
+    out = a.y + row * a.y_stride + first;
+    gate_row = a.gate != nullptr ? a.gate + row * a.gate_stride + first : nullptr;
   }
-  const float inv_rms = rsqrtf(cuda::BlockSum(squares, scratch) / group_dim + eps);
-  const float* gate_row = gate != nullptr ? gate + row * gate_stride + first : nullptr;
-  for (int c = threadIdx.x; c < group_dim; c += blockDim.x) {
-    float value = (silu_input ? Silu(in[c]) : in[c]) * inv_rms;
-    if (weight != nullptr) value *= weight[c];
+
+  __device__ __forceinline__ void Store(const RmsNormArgs& a, int c, float u, float inv_rms) const {
+    float value = u * inv_rms;
+    if (a.weight != nullptr) value *= a.weight[c];
     if (gate_row != nullptr) value *= Silu(gate_row[c]);
     out[c] = value;
+  }
+};
+
+template <int kPerThread>
+__global__ void RmsNormRegisterKernel(RmsNormArgs a) {
+  __shared__ float scratch[cuda::kWarpSize];
+  const RmsNormBlock block(a);
+  cuda::RegisterRow<kPerThread> row;
+  const bool silu = a.silu_input;
+  row.Load(block.in, a.group_dim, [silu](float v) { return silu ? Silu(v) : v; });
+  const float squares = row.Sum(a.group_dim, [](float u) { return u * u; });
+  const float inv_rms = rsqrtf(cuda::BlockSum(squares, scratch) / a.group_dim + a.eps);
+  row.ForEach(a.group_dim, [&](int c, float u) { block.Store(a, c, u, inv_rms); });
+}
+
+__global__ void RmsNormLoopKernel(RmsNormArgs a) {
+  __shared__ float scratch[cuda::kWarpSize];
+  const RmsNormBlock block(a);
+  float squares = 0.0f;
+  for (int c = threadIdx.x; c < a.group_dim; c += blockDim.x) {
+    const float u = a.silu_input ? Silu(block.in[c]) : block.in[c];
+    squares += u * u;
+  }
+  const float inv_rms = rsqrtf(cuda::BlockSum(squares, scratch) / a.group_dim + a.eps);
+  for (int c = threadIdx.x; c < a.group_dim; c += blockDim.x) {
+    block.Store(a, c, a.silu_input ? Silu(block.in[c]) : block.in[c], inv_rms);
   }
 }
 
@@ -43,13 +82,22 @@ __global__ void RmsNormKernel(const float* x, int64_t x_stride, float* y, int64_
 template <>
 void LaunchRmsNorm<Backend::kCuda>(const RmsNormParams& p, Stream stream) {
   if (p.rows == 0 || p.groups == 0 || p.group_dim == 0) return;
-  const int warps = (p.group_dim + cuda::kWarpSize - 1) / cuda::kWarpSize;
-  const int threads =
-      warps * cuda::kWarpSize < kMaxRmsNormThreads ? warps * cuda::kWarpSize : kMaxRmsNormThreads;
+  const RmsNormArgs args{p.x,      p.x_stride, p.y,          p.y_stride, p.groups,     p.group_dim,
+                         p.weight, p.eps,      p.silu_input, p.gate,     p.gate_stride};
   const unsigned blocks = static_cast<unsigned>(static_cast<int64_t>(p.rows) * p.groups);
-  RmsNormKernel<<<blocks, threads, 0, cuda::AsCudaStream(stream)>>>(
-      p.x, p.x_stride, p.y, p.y_stride, p.groups, p.group_dim, p.weight, p.eps, p.silu_input,
-      p.gate, p.gate_stride);
+  const cudaStream_t s = cuda::AsCudaStream(stream);
+  using cuda::RegisterRowThreads;
+  if (p.group_dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowSmall) {
+    constexpr int kPerThread = cuda::kRegisterRowSmall;
+    RmsNormRegisterKernel<kPerThread>
+        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(args);
+  } else if (p.group_dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowLarge) {
+    constexpr int kPerThread = cuda::kRegisterRowLarge;
+    RmsNormRegisterKernel<kPerThread>
+        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(args);
+  } else {
+    RmsNormLoopKernel<<<blocks, kLoopThreads, 0, s>>>(args);
+  }
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
