@@ -7,6 +7,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cuda/cuda_check.cuh"
@@ -17,6 +18,7 @@ namespace slotserve::kernels::cuda {
 
 constexpr int kStepThreads = 128;
 constexpr int kPrefillThreads = 256;
+constexpr int kMaxBlockThreads = 1024;
 
 // Start of one layer's state inside `slot`'s block of the arena.
 __device__ __forceinline__ float* LayerStateOf(const StateView& view, int32_t slot) {
@@ -110,7 +112,11 @@ void AllowSharedMemory(Kernel kernel, std::size_t bytes) {
 //   static std::size_t SharedBytes(const Params&, int threads);     dynamic shared memory
 //   __device__ static void Token(const Params&, int row, int32_t position, int head,
 //                                float* head_state, float* shared);
-// where Token absorbs input row `row` into one head's state and writes that head's output.
+// where Token absorbs input row `row` into one head's state and writes that head's output, and
+// optionally
+//   static int Threads(const Params&);     the most useful threads per block (a power of 2)
+// for an op whose blocks are bound by serial chains of dependent state loads when the grid is
+// small (BlockThreads).
 template <typename Op>
 __global__ void RecurrentStepKernel(typename Op::Params p, StepTarget target) {
   extern __shared__ float shared[];
@@ -131,15 +137,48 @@ __global__ void RecurrentPrefillKernel(typename Op::Params p, PrefillTarget targ
   }
 }
 
+// Threads the current GPU keeps resident (SMs x threads per SM), asked once per process.
+inline int64_t ResidentThreads() {
+  static const int64_t resident = [] {
+    int device = 0, sms = 0, per_sm = 0;
+    SLOTSERVE_CUDA_CHECK(cudaGetDevice(&device));
+    SLOTSERVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    SLOTSERVE_CUDA_CHECK(
+        cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, device));
+    return static_cast<int64_t>(sms) * per_sm;
+  }();
+  return resident;
+}
+
+// Threads per block for a grid of `blocks`: `otherwise` for an op without Threads(p); else
+// Threads(p), halved (down to `otherwise`) while the grid would hold more than half the threads
+// the GPU keeps resident. A small grid (decode at small batches, prefill: a block per head)
+// gains from splitting each block's load chains; a large one already fills the GPU, and extra
+// threads only add synchronisation. On an H200 (ABC, 32 slots, 16 heads of 128) 1024-thread
+// blocks made a batch-1 step x1.38 faster but batch 256 x0.72 slower; with this rule neither
+// loses. The block size then depends on the batch, as the linears' kernels already do (GEMV
+// for 1-2 rows, GEMM above): results across batch sizes agree within rounding, not bitwise.
+template <typename Op>
+int BlockThreads(const typename Op::Params& p, int64_t blocks, int otherwise) {
+  if constexpr (requires { Op::Threads(p); }) {
+    int threads = std::max(Op::Threads(p), otherwise);
+    while (threads > otherwise && blocks * threads > ResidentThreads() / 2) threads /= 2;
+    return threads;
+  } else {
+    return otherwise;
+  }
+}
+
 // Step: a block per (head, request). Prefill: a block per head scanning the chunk in order
 // (a chunk's tokens depend on each other only through the state).
 template <typename Op>
 void LaunchRecurrentStep(const typename Op::Params& p, const StepTarget& target, Stream stream) {
   if (p.rows == 0) return;
-  const std::size_t shared_bytes = Op::SharedBytes(p, kStepThreads);
+  const int threads = BlockThreads<Op>(p, static_cast<int64_t>(p.heads) * p.rows, kStepThreads);
+  const std::size_t shared_bytes = Op::SharedBytes(p, threads);
   AllowSharedMemory(RecurrentStepKernel<Op>, shared_bytes);
   RecurrentStepKernel<Op>
-      <<<dim3(p.heads, p.rows), kStepThreads, shared_bytes, AsCudaStream(stream)>>>(p, target);
+      <<<dim3(p.heads, p.rows), threads, shared_bytes, AsCudaStream(stream)>>>(p, target);
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
@@ -147,10 +186,10 @@ template <typename Op>
 void LaunchRecurrentPrefill(const typename Op::Params& p, const PrefillTarget& target,
                             Stream stream) {
   if (p.rows == 0) return;
-  const std::size_t shared_bytes = Op::SharedBytes(p, kPrefillThreads);
+  const int threads = BlockThreads<Op>(p, p.heads, kPrefillThreads);
+  const std::size_t shared_bytes = Op::SharedBytes(p, threads);
   AllowSharedMemory(RecurrentPrefillKernel<Op>, shared_bytes);
-  RecurrentPrefillKernel<Op>
-      <<<p.heads, kPrefillThreads, shared_bytes, AsCudaStream(stream)>>>(p, target);
+  RecurrentPrefillKernel<Op><<<p.heads, threads, shared_bytes, AsCudaStream(stream)>>>(p, target);
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
