@@ -14,19 +14,6 @@ constexpr int kLoopThreads = 256;
 
 __device__ __forceinline__ float Silu(float x) { return x / (1.0f + expf(-x)); }
 
-struct RmsNormArgs {
-  const float* x;
-  int64_t x_stride;
-  float* y;
-  int64_t y_stride;
-  int groups, group_dim;
-  const float* weight;  // [group_dim] or null
-  float eps;
-  bool silu_input;
-  const float* gate;  // silu(gate) multiplies the output when not null
-  int64_t gate_stride;
-};
-
 // The block's (row, group) in and out pointers and the final scaling of one element. x and y
 // may alias: every thread reads its own elements before the block-wide reduction (which
 // synchronises) and afterwards writes only those same elements.
@@ -35,7 +22,7 @@ struct RmsNormBlock {
   float* out;
   const float* gate_row;
 
-  __device__ explicit RmsNormBlock(const RmsNormArgs& a) {
+  __device__ explicit RmsNormBlock(const RmsNormParams& a) {
     const int row = blockIdx.x / a.groups;
     const int64_t first = static_cast<int64_t>(blockIdx.x % a.groups) * a.group_dim;
     in = a.x + row * a.x_stride + first;
@@ -43,7 +30,8 @@ struct RmsNormBlock {
     gate_row = a.gate != nullptr ? a.gate + row * a.gate_stride + first : nullptr;
   }
 
-  __device__ __forceinline__ void Store(const RmsNormArgs& a, int c, float u, float inv_rms) const {
+  __device__ __forceinline__ void Store(const RmsNormParams& a, int c, float u,
+                                        float inv_rms) const {
     float value = u * inv_rms;
     if (a.weight != nullptr) value *= a.weight[c];
     if (gate_row != nullptr) value *= Silu(gate_row[c]);
@@ -52,7 +40,7 @@ struct RmsNormBlock {
 };
 
 template <int kPerThread>
-__global__ void RmsNormRegisterKernel(RmsNormArgs a) {
+__global__ void RmsNormRegisterKernel(RmsNormParams a) {
   __shared__ float scratch[cuda::kWarpSize];
   const RmsNormBlock block(a);
   cuda::RegisterRow<kPerThread> row;
@@ -63,7 +51,7 @@ __global__ void RmsNormRegisterKernel(RmsNormArgs a) {
   row.ForEach(a.group_dim, [&](int c, float u) { block.Store(a, c, u, inv_rms); });
 }
 
-__global__ void RmsNormLoopKernel(RmsNormArgs a) {
+__global__ void RmsNormLoopKernel(RmsNormParams a) {
   __shared__ float scratch[cuda::kWarpSize];
   const RmsNormBlock block(a);
   float squares = 0.0f;
@@ -82,21 +70,19 @@ __global__ void RmsNormLoopKernel(RmsNormArgs a) {
 template <>
 void LaunchRmsNorm<Backend::kCuda>(const RmsNormParams& p, Stream stream) {
   if (p.rows == 0 || p.groups == 0 || p.group_dim == 0) return;
-  const RmsNormArgs args{p.x,      p.x_stride, p.y,          p.y_stride, p.groups,     p.group_dim,
-                         p.weight, p.eps,      p.silu_input, p.gate,     p.gate_stride};
   const unsigned blocks = static_cast<unsigned>(static_cast<int64_t>(p.rows) * p.groups);
   const cudaStream_t s = cuda::AsCudaStream(stream);
   using cuda::RegisterRowThreads;
   if (p.group_dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowSmall) {
     constexpr int kPerThread = cuda::kRegisterRowSmall;
     RmsNormRegisterKernel<kPerThread>
-        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(args);
+        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(p);
   } else if (p.group_dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowLarge) {
     constexpr int kPerThread = cuda::kRegisterRowLarge;
     RmsNormRegisterKernel<kPerThread>
-        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(args);
+        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(p);
   } else {
-    RmsNormLoopKernel<<<blocks, kLoopThreads, 0, s>>>(args);
+    RmsNormLoopKernel<<<blocks, kLoopThreads, 0, s>>>(p);
   }
   SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
