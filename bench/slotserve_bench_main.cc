@@ -9,6 +9,8 @@
 //   slotserve-bench --suite=models --models=DIR,... (sizes, weight bytes, FLOPs per token)
 //   slotserve-bench --suite=scheduler --models=DIR,... --concurrency=1,32 (in-process engine)
 //   slotserve-bench --suite=state --models=DIR,... --context=128 (session export + import)
+//   slotserve-bench --suite=scaling --models=DIR,... --threads=2 --batches=8,64 --pairs=15
+//                   (1 against N threads in interleaved pairs, with the machine's own ceiling)
 //
 // Timings are medians of --repeats timed repeats after --warmup untimed ones. --threads sets
 // the OpenBLAS thread count (and the bandwidth test's); the PyTorch anchor must use the same.
@@ -35,6 +37,7 @@
 #include "bench/result_table.h"
 #include "bench/scheduler_benchmark.h"
 #include "bench/state_round_trip.h"
+#include "bench/thread_scaling.h"
 #include "models/int8_activations.h"
 
 ABSL_FLAG(std::string, suite, "",
@@ -70,6 +73,9 @@ ABSL_FLAG(std::string, sgemv_shapes, "1024x256,4000x256",
 ABSL_FLAG(std::string, concurrency, "1,8,32", "scheduler suite: concurrent requests");
 ABSL_FLAG(int, prompt_tokens, 16, "scheduler suite: prompt length of every request");
 ABSL_FLAG(int, new_tokens, 64, "scheduler suite: tokens every request generates");
+ABSL_FLAG(int, pairs, 15, "scaling suite: timed (1 thread, --threads threads) pairs per point");
+ABSL_FLAG(std::string, job_us, "20,1000",
+          "scaling suite: job sizes (microseconds on one thread) of the machine's FMA-loop rows");
 ABSL_FLAG(int, rounds, 3, "scheduler suite: timed rounds (after one warm-up round)");
 
 namespace slotserve::bench {
@@ -326,6 +332,26 @@ absl::Status RunStateRoundTrip() {
   return Emit(table, "state_round_trip.csv");
 }
 
+absl::Status RunThreadScaling() {
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> batches,
+                             ParseNumbers<int>(absl::GetFlag(FLAGS_batches), "batches"));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> job_us,
+                             ParseNumbers<int>(absl::GetFlag(FLAGS_job_us), "job_us"));
+  const ScalingOptions options{.threads = absl::GetFlag(FLAGS_threads),
+                               .pairs = absl::GetFlag(FLAGS_pairs),
+                               .steps_per_repeat = absl::GetFlag(FLAGS_steps_per_repeat)};
+  if (options.threads < 2)
+    return absl::InvalidArgumentError("--suite=scaling needs --threads >= 2");
+  ResultTable table = MakeThreadScalingTable(options.threads);
+  SLOTSERVE_RETURN_IF_ERROR(AddMachineScalingRows(job_us, options, table));
+  const int context = absl::GetFlag(FLAGS_context);
+  const int largest = *std::max_element(batches.begin(), batches.end());
+  SLOTSERVE_RETURN_IF_ERROR(ForEachModel(largest, [&](BenchModel& model) {
+    return AddThreadScalingRows(model, batches, context, options, table);
+  }));
+  return Emit(table, "thread_scaling.csv");
+}
+
 absl::Status Run() {
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1) return absl::InvalidArgumentError("--threads must be >= 1");
@@ -340,9 +366,10 @@ absl::Status Run() {
   if (suite == "models") return RunModels();
   if (suite == "scheduler") return RunScheduler();
   if (suite == "state") return RunStateRoundTrip();
+  if (suite == "scaling") return RunThreadScaling();
   return absl::InvalidArgumentError(absl::StrCat(
-      "--suite: expected anchors, models, decode, context, prefill, memory, scheduler or state, "
-      "got \"",
+      "--suite: expected anchors, models, decode, context, prefill, memory, scheduler, state or "
+      "scaling, got \"",
       suite, "\""));
 }
 

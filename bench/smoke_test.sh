@@ -24,13 +24,15 @@ quick=(--warmup=0 --repeats=1 --steps_per_repeat=2 --out="$work/results")
 "$bench" --suite=prefill --models="$models" --prompt_lengths=1,5,300 "${quick[@]}"
 "$bench" --suite=scheduler --models="$work/models/abc" --concurrency=1,3 --prompt_tokens=3 \
   --new_tokens=4 --rounds=1 "${quick[@]}"
+"$bench" --suite=scaling --models="$work/models/abc,$work/models/softmax" --threads=2 \
+  --batches=1,3 --context=4 --pairs=2 --job_us=2 "${quick[@]}"
 
 PYTHONPATH="$here/../python" "$python" "$here/python/torch_decode_bench.py" \
   --models "$work/models/abc,$work/models/softmax" --batches 1,2 --context 4 --steps-per-repeat 2 \
   --warmup 0 --repeats 1 --out "$work/results/decode_torch.csv"
 
 for csv in anchors models memory decode_engine context_engine prefill_engine decode_scheduler \
-  decode_torch; do
+  thread_scaling decode_torch; do
   test -s "$work/results/$csv.csv" || { echo "smoke: $csv.csv missing or empty" >&2; exit 1; }
 done
 # The softmax model (max_context 1024) cannot hold context 2000: that point is skipped, the
@@ -42,6 +44,15 @@ if "$bench" --suite=decode --models="$models" --batches=0 2>"$work/err.txt"; the
   echo "smoke: --batches=0 was accepted" >&2; exit 1
 fi
 grep -q -- "--batches" "$work/err.txt" || { echo "smoke: error does not name --batches" >&2; exit 1; }
+# The scaling suite compares one thread with N: one machine row per job size, then one row per
+# model and batch; on one thread it has nothing to compare and says so.
+test "$(grep -c '^fma-loop' "$work/results/thread_scaling.csv")" = 1 &&
+  test "$(grep -c ',[13],2,' "$work/results/thread_scaling.csv")" = 4 ||
+  { echo "smoke: thread_scaling.csv should have 1 machine row and 4 model rows" >&2; exit 1; }
+if "$bench" --suite=scaling --models="$work/models/abc" --threads=1 2>"$work/err.txt"; then
+  echo "smoke: --suite=scaling ran on one thread" >&2; exit 1
+fi
+grep -q -- "--threads >= 2" "$work/err.txt" || { echo "smoke: scaling error unclear" >&2; exit 1; }
 
 "$python" "$here/report/make_report.py" --results "$work/results" --no-plots >/dev/null
 echo "bench smoke: ok"
