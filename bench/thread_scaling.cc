@@ -78,13 +78,15 @@ void AddRow(const std::string& name, const std::string& kind, int batch, int thr
 // clock reads around it (a pure computation could otherwise sink below an opaque call).
 inline void KeepValue(float value) { asm volatile("" : : "x"(value) : "memory"); }
 
-// Independent multiply-add chains, no memory traffic: the work a core does alone.
+// Independent multiply-add chains, no memory traffic: the work a core does alone. This file is
+// built for x86-64-v3 like the kernels, so the 64 chains are eight 256-bit FMA chains: enough to
+// keep both FMA pipes busy, and the same power state the kernels' AVX2 loops put a core in.
 // Not inlined, so the probe and the jobs run the same machine code.
 __attribute__((noinline)) float MultiplyAddChains(int64_t iterations) {
   // Neither the count nor the factors are compile-time constants, or the loop folds away.
   float factor = 0.9999999f, addend = 1e-7f;
   asm volatile("" : "+r"(iterations), "+x"(factor), "+x"(addend));
-  constexpr int kChains = 16;
+  constexpr int kChains = 64;
   float acc[kChains];
   for (int c = 0; c < kChains; ++c) acc[c] = 1.0f + c * 1e-3f;
   for (int64_t i = 0; i < iterations; ++i) {
