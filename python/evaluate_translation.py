@@ -11,7 +11,9 @@ with eos as a text source does): once greedily (temperature 0) and once with bea
 speed is the generated tokens of the greedy pass over its wall time (encoder prefill included).
 Then, with --pytorch, the reference (slotserve_ref) loads the same model directory (F16 weights
 widened to float32) and decodes the same verses greedily (Seq2seqModel.greedy, verses of one
-source length in one batch).
+source length in one batch) and with the reference beam search (slotserve_ref/beam_search.py:
+the engine's rules, --beam and --length-penalty as the server's), whose text is compared with
+the server's beam text verse by verse.
 
 BLEU: corpus BLEU-4 (uniform weights, no smoothing, one reference: the World English Bible
 verse) from nltk.translate.bleu_score.corpus_bleu (Debian's python3-nltk), on text tokenised
@@ -21,7 +23,7 @@ PyTorch hypothesis is SentencePiece's decoding of its ids.
 
 Writes one JSON per model into --out (summary + every verse's outputs) and prints the summary.
 
-  PYTHONPATH=python:/work/mt-bin/python /usr/bin/python3 python/evaluate_translation.py \
+  PYTHONPATH=python:build/clients/python /usr/bin/python3 python/evaluate_translation.py \
       --server build/server/slotserve-server --model models/trained/es-en-abc-m32 \
       --data build-training/translation --limit 500 --pytorch --out build-training/mt-eval
 """
@@ -146,7 +148,9 @@ def translate_all(client, rows, concurrency: int, max_new_tokens: int, **options
 
 # --- the PyTorch reference ------------------------------------------------------------------
 
-def pytorch_greedy(model_dir: Path, rows, max_new_tokens: int, batch: int) -> List[List[int]]:
+def decode_by_source_length(model_dir: Path, rows, batch: int, decode) -> List[List[int]]:
+    """Loads the reference (F16 weights widened to float32) and runs decode(model, sources) on
+    the verses of one source length at a time, at most `batch` of them together."""
     import torch
     from slotserve_ref.seq2seq_model_dir import load_seq2seq_model_dir
     model = load_seq2seq_model_dir(model_dir, dtype=torch.float32)
@@ -159,10 +163,43 @@ def pytorch_greedy(model_dir: Path, rows, max_new_tokens: int, batch: int) -> Li
         indices = by_length[length]
         for start in range(0, len(indices), batch):
             chunk = indices[start:start + batch]
-            source = torch.tensor([rows[i]["source_ids"] for i in chunk], dtype=torch.long)
-            for i, ids in zip(chunk, model.greedy(source, max_new_tokens)):
+            for i, ids in zip(chunk, decode(model, [rows[i]["source_ids"] for i in chunk])):
                 out[i] = ids
     return out
+
+
+def pytorch_greedy(model_dir: Path, rows, max_new_tokens: int, batch: int) -> List[List[int]]:
+    import torch
+    return decode_by_source_length(
+        model_dir, rows, batch,
+        lambda model, sources: model.greedy(torch.tensor(sources, dtype=torch.long),
+                                            max_new_tokens))
+
+
+def pytorch_beam(model_dir: Path, rows, max_new_tokens: int, width: int, length_penalty: float,
+                 batch: int) -> List[List[int]]:
+    """The reference beam search (slotserve_ref/beam_search.py, the engine's rules)."""
+    from slotserve_ref.beam_search import beam_search_batch
+    return decode_by_source_length(
+        model_dir, rows, batch,
+        lambda model, sources: beam_search_batch(model, sources, width, max_new_tokens,
+                                                 length_penalty))
+
+
+def add_pytorch_beam_columns(args, model_dir: Path, rows, summary: Dict, verses) -> None:
+    """The reference's beam BLEU, and on how many verses its text equals the server's."""
+    import sentencepiece
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(model_dir / "tokenizer.model"))
+    started = time.perf_counter()
+    ids = pytorch_beam(model_dir, rows, args.max_new_tokens, args.beam, args.length_penalty,
+                       args.pytorch_batch)
+    summary["pytorch_beam_seconds"] = time.perf_counter() - started
+    texts = [sp.decode(one).strip() for one in ids]
+    summary["bleu_pytorch_beam"] = corpus_bleu(texts, [r["english"] for r in rows])
+    summary["pytorch_beam_identical_texts"] = sum(
+        1 for v, text in zip(verses, texts) if v["beam"] == text)
+    for v, text in zip(verses, texts):
+        v["pytorch_beam"] = text
 
 
 # --- one model ------------------------------------------------------------------------------
@@ -195,8 +232,8 @@ def measure_speed(args, model_dir: Path, rows) -> Dict:
 
 
 def add_pytorch(args, model_dir: Path, rows) -> Dict:
-    """--pytorch-only: adds the PyTorch greedy columns to an earlier evaluation's JSON (the C++
-    outputs are kept, not rerun)."""
+    """--pytorch-only: adds the PyTorch greedy and beam columns to an earlier evaluation's JSON
+    (the C++ outputs are kept, not rerun)."""
     import sentencepiece
     sp = sentencepiece.SentencePieceProcessor(model_file=str(model_dir / "tokenizer.model"))
     path = args.out / f"{model_dir.name}.json"
@@ -214,6 +251,11 @@ def add_pytorch(args, model_dir: Path, rows) -> Dict:
         1 for v, ids in zip(verses, pytorch_ids) if [t for t in v["greedy_ids"] if t != eos] == ids)
     for v, text in zip(verses, pytorch_texts):
         v["pytorch_greedy"] = text
+    if summary.get("beam_width") != args.beam or summary.get("length_penalty") != args.length_penalty:
+        raise SystemExit(f"{path}: the server's beam search had width {summary.get('beam_width')}"
+                         f" and length penalty {summary.get('length_penalty')}, not --beam "
+                         f"{args.beam} --length-penalty {args.length_penalty}")
+    add_pytorch_beam_columns(args, model_dir, rows, summary, verses)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     return summary
 
@@ -281,6 +323,8 @@ def evaluate_model(args, model_dir: Path, rows) -> Dict:
         if pytorch_texts is not None:
             entry["pytorch_greedy"] = pytorch_texts[i]
         verses.append(entry)
+    if args.pytorch:
+        add_pytorch_beam_columns(args, model_dir, rows, summary, verses)
     (args.out / f"{model_dir.name}.json").write_text(
         json.dumps({"summary": summary, "verses": verses}, ensure_ascii=False, indent=1) + "\n")
     return summary
@@ -299,10 +343,12 @@ def main(argv=None) -> int:
     parser.add_argument("--max-new-tokens", type=int, default=128)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--threads", type=int, default=1, help="server --threads")
-    parser.add_argument("--pytorch", action="store_true", help="also the PyTorch greedy BLEU")
+    parser.add_argument("--pytorch", action="store_true",
+                        help="also the PyTorch reference's greedy and beam BLEU")
     parser.add_argument("--pytorch-batch", type=int, default=32)
     parser.add_argument("--pytorch-only", action="store_true",
-                        help="add the PyTorch greedy BLEU to an existing MODEL.json in --out")
+                        help="add the PyTorch greedy and beam BLEU to an existing MODEL.json "
+                             "in --out")
     parser.add_argument("--speed-only", action="store_true",
                         help="only time the greedy pass (writes MODEL.speed.json)")
     parser.add_argument("--speed-passes", type=int, default=1,

@@ -62,11 +62,18 @@ def load_short(path: Path) -> Dict[str, Dict[str, str]]:
         return {row["model"]: row for row in csv.DictReader(f)}
 
 
+def short_beam_cells(row: Dict[str, str]) -> str:
+    """The reference beam search's two cells of a short model's CSV row (empty if it has none)."""
+    bleu, same = row.get("bleu_pytorch_beam") or "", row.get("pytorch_beam_identical_texts") or ""
+    return (f"{float(bleu):.2f} | " if bleu else " | ") + (f"{same}/{row['verses']} | "
+                                                          if same else " | ")
+
+
 def table(rows: List[Dict], short: Dict[str, Dict[str, str]]) -> List[str]:
     lines = ["| model | cross attention | steps | bytes / request (decoder + cross) | BLEU greedy "
              "(C++) | BLEU beam 5 (C++) | BLEU greedy (PyTorch) | same ids as PyTorch | "
-             "decode tok/s |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "BLEU beam 5 (PyTorch) | same beam text as PyTorch | decode tok/s |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for r in rows:
         cells = row_cells(r)
         cells.insert(2, f"{r['steps']:,}")
@@ -79,6 +86,7 @@ def table(rows: List[Dict], short: Dict[str, Dict[str, str]]) -> List[str]:
                 f"{float(counterpart['bleu_greedy']):.2f} | {float(counterpart['bleu_beam']):.2f} | "
                 f"{float(counterpart['bleu_pytorch_greedy']):.2f} | "
                 f"{counterpart['pytorch_identical_token_ids']}/{counterpart['verses']} | "
+                f"{short_beam_cells(counterpart)}"
                 f"{float(counterpart['greedy_tokens_per_second']):.0f} |")
     return lines
 
@@ -117,7 +125,8 @@ def ablations(rows: List[Dict]) -> List[str]:
 def write_csv(rows: List[Dict], path: Path) -> None:
     keys = ["model", "cross_attention", "steps", "bytes_per_request", "decoder_bytes",
             "cross_bytes", "bleu_greedy_cpp", "bleu_beam5_cpp", "bleu_greedy_pytorch",
-            "same_ids_as_pytorch", "decode_tokens_per_s"]
+            "same_ids_as_pytorch", "bleu_beam5_pytorch", "same_beam_text_as_pytorch",
+            "decode_tokens_per_s"]
     with path.open("w", newline="") as f:
         w = csv.writer(f)
         w.writerow(keys)
@@ -126,7 +135,8 @@ def write_csv(rows: List[Dict], path: Path) -> None:
                         r["state_bytes_per_request"], r["decoder_state_bytes_per_request"],
                         r["cross_memory_bytes_per_request"], f"{r['bleu_greedy']:.2f}",
                         f"{r['bleu_beam']:.2f}", fmt(r.get("bleu_pytorch_greedy")),
-                        r.get("pytorch_identical_token_ids", ""),
+                        r.get("pytorch_identical_token_ids", ""), fmt(r.get("bleu_pytorch_beam")),
+                        r.get("pytorch_beam_identical_texts", ""),
                         f"{r['greedy_tokens_per_second']:.0f}"])
 
 

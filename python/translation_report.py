@@ -66,7 +66,7 @@ def write_csv(rows: List[Dict], path: Path) -> None:
     keys = ["model", "cross", "verses", "state_bytes_per_request",
             "decoder_state_bytes_per_request", "cross_memory_bytes_per_request",
             "bleu_greedy", "bleu_beam", "bleu_pytorch_greedy", "pytorch_identical_token_ids",
-            "greedy_tokens_per_second", "greedy_generated_tokens", "greedy_seconds",
+            "bleu_pytorch_beam", "pytorch_beam_identical_texts", "greedy_tokens_per_second", "greedy_generated_tokens", "greedy_seconds",
             "beam_seconds", "concurrency", "server_threads"]
     with path.open("w", newline="") as f:
         w = csv.writer(f)
@@ -79,17 +79,20 @@ def row_cells(r: Dict) -> List[str]:
     """One evaluated model's cells in the order of table()'s columns."""
     same = (f"{r['pytorch_identical_token_ids']}/{r['verses']}"
             if "pytorch_identical_token_ids" in r else "")  # evaluated without --pytorch
+    same_beam = (f"{r['pytorch_beam_identical_texts']}/{r['verses']}"
+                 if "pytorch_beam_identical_texts" in r else "")
     return [f"`{r['model']}`", describe(r),
             f"{r['state_bytes_per_request']:,} ({r['decoder_state_bytes_per_request']:,} + "
             f"{r['cross_memory_bytes_per_request']:,})", fmt(r["bleu_greedy"]),
             fmt(r["bleu_beam"]), fmt(r.get("bleu_pytorch_greedy")), same,
-            f"{r['greedy_tokens_per_second']:.0f}"]
+            fmt(r.get("bleu_pytorch_beam")), same_beam, f"{r['greedy_tokens_per_second']:.0f}"]
 
 
 def table(rows: List[Dict]) -> List[str]:
     lines = ["| model | cross attention | bytes / request (decoder + cross) | BLEU greedy (C++) "
-             "| BLEU beam 5 (C++) | BLEU greedy (PyTorch) | same ids as PyTorch | decode tok/s |",
-             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| BLEU beam 5 (C++) | BLEU greedy (PyTorch) | same ids as PyTorch "
+             "| BLEU beam 5 (PyTorch) | same beam text as PyTorch | decode tok/s |",
+             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     lines += ["| " + " | ".join(row_cells(r)) + " |" for r in rows]
     return lines
 
@@ -226,7 +229,10 @@ def main(argv=None) -> int:
              + ("; timed in a separate pass, one model after another (`--speed-only`)."
                 if timed_alone else "; timed during the BLEU pass.") +
              " Same ids as PyTorch: verses whose C++ greedy token ids equal the PyTorch "
-             "reference's (which loads the F16 weights as float32).", "",
+             "reference's (which loads the F16 weights as float32). Same beam text as PyTorch: "
+             "verses whose C++ beam-5 translation equals the reference beam search's "
+             "(`python/slotserve_ref/beam_search.py`, the engine's rules; empty where the "
+             "model was evaluated before it existed).", "",
              "### Main models", ""] + table(main_rows)
     lines += ["", "### Ablations", ""] + table(
         sorted(ablation_rows, key=lambda r: (r["cross_attention"]["kind"],

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # BLEU of the bundled Spanish→English models (issue 13) as the C++ server translates, beside
-# the PyTorch reference's greedy BLEU, then bench/results/translation.{md,csv,svg} (the 800-step
+# the PyTorch reference's greedy and beam BLEU, then bench/results/translation.{md,csv,svg} (the 800-step
 # models) and translation_long.{md,csv,svg} (the -long ones).
 # Not run in CI (minutes per model). Card: models/trained/TRANSLATION_CARD.md.
 #
@@ -9,7 +9,8 @@
 # Environment: SERVER (default build/server/slotserve-server), PYTHON_CLIENT (default
 # build/clients/python: the built Python client package), DATA_DIR (default
 # build-training/translation), EVAL_DIR (default build-training/mt-eval), LIMIT (verses, default
-# 500: the first 500 of the test split), PYTORCH (1: also the PyTorch greedy BLEU; default 1),
+# 500: the first 500 of the test split), PYTORCH (1: also the PyTorch greedy and beam BLEU;
+# default 1),
 # SPEED_PASS (1: afterwards time every model's greedy pass again, one model after another with
 # no BLEU or PyTorch work beside it, for the decode tok/s column; default 1).
 set -euo pipefail

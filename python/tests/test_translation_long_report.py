@@ -15,6 +15,7 @@ def summary(name, greedy, beam):
             "state_bytes_per_request": 126724, "decoder_state_bytes_per_request": 25344,
             "cross_memory_bytes_per_request": 101380, "bleu_greedy": greedy, "bleu_beam": beam,
             "bleu_pytorch_greedy": greedy, "pytorch_identical_token_ids": 499,
+            "bleu_pytorch_beam": beam, "pytorch_beam_identical_texts": 498,
             "greedy_tokens_per_second": 4321.4, "beam_width": 5, "length_penalty": 1.0,
             "server_threads": 1, "concurrency": 8}
 
@@ -47,14 +48,18 @@ class LongReportTest(unittest.TestCase):
                  "--models", str(tmp / "models"), "--out", str(tmp / "out" / "long")]))
             text = (tmp / "out" / "long.md").read_text()
             self.assertIn("| `es-en-rfa-d32-long` | rfa, 32 features | 14,000 | 126,724 "
-                          "(25,344 + 101,380) | 19.88 | 22.50 | 19.88 | 499/500 | 5000 |", text)
+                          "(25,344 + 101,380) | 19.88 | 22.50 | 19.88 | 499/500 | 22.50 | "
+                          "498/500 | 5000 |", text)
+            # The short CSV has no reference beam columns: its cells stay empty.
             self.assertIn("| `es-en-rfa-d32` | (the same) | 800 | 126,724 | 1.52 | 2.64 | 1.52 "
-                          "| 500/500 | 3087 |", text)
+                          "| 500/500 |  |  | 3087 |", text)
             for ref in report.EXAMPLES:
                 self.assertIn(f"| `es-en-rfa-d32-long` | greedy {ref} | beam {ref} |", text)
             rows = list(csv.DictReader((tmp / "out" / "long.csv").open()))
-            self.assertEqual([("es-en-rfa-d32-long", "14000", "19.88", "22.50", "5000")],
+            self.assertEqual([("es-en-rfa-d32-long", "14000", "19.88", "22.50", "22.50", "498",
+                               "5000")],
                              [(r["model"], r["steps"], r["bleu_greedy_cpp"], r["bleu_beam5_cpp"],
+                               r["bleu_beam5_pytorch"], r["same_beam_text_as_pytorch"],
                                r["decode_tokens_per_s"]) for r in rows])
             self.assertIn("<svg", (tmp / "out" / "long.svg").read_text())
 
