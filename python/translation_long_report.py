@@ -175,7 +175,12 @@ def main(argv=None) -> int:
              "`models/trained/TRANSLATION_CARD.md` with 14,000 steps (warm-up 400) instead of "
              "800 (7.8 epochs instead of 0.44). Beside each, its 800-step counterpart from "
              "`translation.csv` (whose decode tok/s come from that earlier sitting: compare "
-             "speeds within one sitting only). Plot: `translation_long.svg`.", ""]
+             "speeds within one sitting only; the short CSV has no reference beam columns). "
+             "The PyTorch columns: the reference (F16 weights widened to float32) decoding the "
+             "same verses greedily and with its beam search (`python/slotserve_ref/"
+             "beam_search.py`, the engine's rules); \"same\" counts the verses whose greedy "
+             "token ids, or beam-5 text, equal the C++ server's. Plot: "
+             "`translation_long.svg`.", ""]
     lines += table(rows, short)
     lines += [""] + ablations(rows)
     lines += ["## Examples (held-out)", ""]
