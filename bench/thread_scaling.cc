@@ -20,15 +20,9 @@ absl::StatusOr<double> TimeOn(int threads, const ScalingOptions& options,
                               const std::function<absl::Status()>& setup,
                               const std::function<absl::Status()>& body) {
   base::SetComputeThreads(threads);
-  const double settle_start = NowSeconds();
-  do {
-    SLOTSERVE_RETURN_IF_ERROR(setup());
-    SLOTSERVE_RETURN_IF_ERROR(body());
-  } while (NowSeconds() - settle_start < options.settle_seconds);
-  SLOTSERVE_RETURN_IF_ERROR(setup());
-  const double start = NowSeconds();
-  SLOTSERVE_RETURN_IF_ERROR(body());
-  return NowSeconds() - start;
+  const RepeatPlan plan{.warmup = 1, .repeats = 1, .warmup_seconds = options.settle_seconds};
+  SLOTSERVE_ASSIGN_OR_RETURN(Timing timing, TimeRepeats(plan, /*units=*/1, setup, body));
+  return timing.median;
 }
 
 // Pairs of timed runs, one thread and options.threads, in alternating order.
@@ -165,10 +159,8 @@ absl::Status AddMachineScalingRows(const std::vector<int>& job_microseconds,
     }
     // About 20 ms of jobs per timed run, each job split between the pool's threads.
     const int jobs = std::max(1, 20000 / job_us);
-    SLOTSERVE_ASSIGN_OR_RETURN(
-        PairedTimes times, TimePairs(
-                               options, [] { return absl::OkStatus(); },
-                               [&]() -> absl::Status {
+    SLOTSERVE_ASSIGN_OR_RETURN(PairedTimes times,
+                               TimePairs(options, /*setup=*/nullptr, [&]() -> absl::Status {
                                  for (int job = 0; job < jobs; ++job) {
                                    base::WorkerPool::Instance().Run([&](int, int parts) {
                                      KeepValue(MultiplyAddChains(job_us * per_microsecond / parts));
