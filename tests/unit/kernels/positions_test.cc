@@ -5,6 +5,7 @@
 #include <cmath>
 #include <vector>
 
+#include "base/compute_threads.h"
 #include "gtest/gtest.h"
 #include "tests/unit/kernels/device_array.h"
 #include "tests/unit/kernels/test_backends.h"
@@ -47,6 +48,26 @@ TEST_P(AddPositionsTest, MatchesReferenceOverShapes) {
       if (HasFailure()) return;
     }
   }
+}
+
+// On two compute threads the cpu backend splits the rows (kernels/cpu/positions.cc) at shapes
+// large enough to be split: each row is computed whole, so the result is the one thread's, bit
+// for bit, and the reference's within tolerance.
+TEST_P(AddPositionsTest, TwoComputeThreadsGiveOneThreadsBits) {
+  const BackendCase c = GetParam();
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
+  constexpr int kDim = 256;
+  constexpr int kRows = 64;
+  const int64_t stride = kDim + 5;
+  const auto positions = RandomInts(kRows, 431, 0, 8000);
+  const auto x = RandomFloats(kRows * stride, 432);
+  const auto one = RunAddPositions(c.backend, kDim, stride, positions, x);
+  base::SetComputeThreads(2);
+  const auto two = RunAddPositions(c.backend, kDim, stride, positions, x);
+  base::SetComputeThreads(1);
+  EXPECT_EQ(two, one);
+  ExpectAllClose(two, RunAddPositions(Backend::kReference, kDim, stride, positions, x), c.tolerance,
+                 "two threads");
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, AddPositionsTest, ::testing::ValuesIn(F32Cases()),

@@ -11,6 +11,7 @@
 #include <map>
 #include <vector>
 
+#include "base/compute_threads.h"
 #include "gtest/gtest.h"
 #include "tests/unit/kernels/device_array.h"
 #include "tests/unit/kernels/test_backends.h"
@@ -258,6 +259,34 @@ TEST_P(SamplingAgreementTest, MatchesReferenceDraws) {
     }
     EXPECT_LE(disagreements, c.rows() / 50) << "draws differing from the reference";
   }
+}
+
+// The cpu backend splits the rows between its compute threads (kernels/cpu/sampling.cc): on
+// two threads every token and every adjusted logit is the one thread's.
+TEST_P(SamplingAgreementTest, TwoComputeThreadsDrawOneThreadsTokens) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  constexpr int kVocab = 2048;
+  SamplingCase c;
+  c.vocab = kVocab;
+  for (int row = 0; row < 48; ++row) {
+    const std::vector<float> logits = RandomFloats(kVocab, 1300 + row, -4.0f, 4.0f);
+    if (row % 3 == 0) {
+      c.AddAdjustedRow(logits, 1.3f, 0.5f, 0.2f, {{row, 2}, {row + 7, 1}}, {row + 1},
+                       /*t=*/0.8f);
+    } else {
+      c.AddRow(logits, row % 3 == 1 ? 1.0f : 0.0f, row % 4 == 0 ? 40 : 0, 0.9f, 0.0f, 31 + row,
+               row);
+    }
+  }
+  const SamplingRun one = RunCase(GetParam(), c);
+  base::SetComputeThreads(2);
+  const SamplingRun two = RunCase(GetParam(), c);
+  base::SetComputeThreads(1);
+  EXPECT_EQ(two.tokens, one.tokens);
+  EXPECT_EQ(two.logits, one.logits);
+  std::map<int32_t, int> distinct;
+  for (int32_t id : one.tokens) ++distinct[id];
+  EXPECT_GT(distinct.size(), 10u) << "rows with different logits should draw different tokens";
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, SamplingAgreementTest, ::testing::ValuesIn(OptimisedBackends()),
