@@ -109,6 +109,27 @@ absl::Status BenchModel::Step(int batch) {
                       std::span<float>(logits_.data(), rows * config().vocab_size));
 }
 
+absl::Status BenchModel::StepAndSample(int batch, float temperature) {
+  if (batch <= 0 || batch > batch_slots()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("StepAndSample: batch must be in [1, ", batch_slots(), "], got ", batch));
+  }
+  const size_t rows = static_cast<size_t>(batch);
+  sampling_.resize(rows);
+  sampled_tokens_.resize(rows);
+  for (size_t row = 0; row < rows; ++row) {
+    sampling_[row].options.temperature = temperature;
+    sampling_[row].seed = row;
+    sampling_[row].draw_index = draws_;
+  }
+  ++draws_;
+  return model_->StepAndSample(*states_, std::span<const int32_t>(step_slots_.data(), rows),
+                               std::span<const int32_t>(step_tokens_.data(), rows),
+                               std::span<const models::TokenSampling>(sampling_.data(), rows),
+                               std::span<int32_t>(sampled_tokens_.data(), rows),
+                               std::span<float>());
+}
+
 absl::Status BenchModel::PrefillIntoEmptySlot(int length) {
   if (static_cast<int>(context_tokens_.size()) < length) {
     context_tokens_ = SyntheticTokens(length, config().vocab_size, /*seed=*/1);

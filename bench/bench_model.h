@@ -17,6 +17,7 @@
 #include "kernels/backend.h"
 #include "models/language_model.h"
 #include "models/state_arena.h"
+#include "models/token_sampling.h"
 
 namespace slotserve::bench {
 
@@ -46,6 +47,10 @@ class BenchModel {
   absl::Status CopyPristineToBatch(int batch);
   // One decode step for slots [0, batch).
   absl::Status Step(int batch);
+  // One decode step that also picks every row's next token on the device, as the server's
+  // engine steps (StepAndSample): at `temperature` (0: greedy), nothing else adjusted, each
+  // row its own random stream and a new draw per call. Only the ids cross to the host.
+  absl::Status StepAndSample(int batch, float temperature);
   // Prefills `length` tokens into slot 0, which the caller has reset (logits of the last token
   // only).
   absl::Status PrefillIntoEmptySlot(int length);
@@ -69,6 +74,9 @@ class BenchModel {
   std::vector<int32_t> step_tokens_;
   std::vector<int32_t> step_slots_;
   std::vector<float> logits_;
+  std::vector<models::TokenSampling> sampling_;  // StepAndSample's rows
+  std::vector<int32_t> sampled_tokens_;
+  uint64_t draws_ = 0;
 };
 
 }  // namespace slotserve::bench

@@ -74,6 +74,9 @@ ABSL_FLAG(std::string, concurrency, "1,8,32", "scheduler suite: concurrent reque
 ABSL_FLAG(int, prompt_tokens, 16, "scheduler suite: prompt length of every request");
 ABSL_FLAG(int, new_tokens, 64, "scheduler suite: tokens every request generates");
 ABSL_FLAG(int, pairs, 15, "scaling suite: timed (1 thread, --threads threads) pairs per point");
+ABSL_FLAG(double, sampling_temperature, -1.0,
+          "scaling suite: >= 0 times StepAndSample at this temperature (the server's step with "
+          "its token selection; 0 greedy), < 0 times Step (logits to the host)");
 ABSL_FLAG(std::string, job_us, "20,1000",
           "scaling suite: job sizes (microseconds on one thread) of the machine's FMA-loop rows");
 ABSL_FLAG(int, rounds, 3, "scheduler suite: timed rounds (after one warm-up round)");
@@ -337,9 +340,11 @@ absl::Status RunThreadScaling() {
                              ParseNumbers<int>(absl::GetFlag(FLAGS_batches), "batches"));
   SLOTSERVE_ASSIGN_OR_RETURN(std::vector<int> job_us,
                              ParseNumbers<int>(absl::GetFlag(FLAGS_job_us), "job_us"));
-  const ScalingOptions options{.threads = absl::GetFlag(FLAGS_threads),
-                               .pairs = absl::GetFlag(FLAGS_pairs),
-                               .steps_per_repeat = absl::GetFlag(FLAGS_steps_per_repeat)};
+  const ScalingOptions options{
+      .threads = absl::GetFlag(FLAGS_threads),
+      .pairs = absl::GetFlag(FLAGS_pairs),
+      .steps_per_repeat = absl::GetFlag(FLAGS_steps_per_repeat),
+      .sampling_temperature = static_cast<float>(absl::GetFlag(FLAGS_sampling_temperature))};
   if (options.threads < 2)
     return absl::InvalidArgumentError("--suite=scaling needs --threads >= 2");
   ResultTable table = MakeThreadScalingTable(options.threads);

@@ -53,6 +53,12 @@ if "$bench" --suite=scaling --models="$work/models/abc" --threads=1 2>"$work/err
   echo "smoke: --suite=scaling ran on one thread" >&2; exit 1
 fi
 grep -q -- "--threads >= 2" "$work/err.txt" || { echo "smoke: scaling error unclear" >&2; exit 1; }
+# With --sampling_temperature the model rows time the server's step (StepAndSample) and say so.
+"$bench" --suite=scaling --models="$work/models/abc" --threads=2 --batches=3 --context=4 \
+  --pairs=1 --job_us=2 --sampling_temperature=0.8 --warmup=0 --repeats=1 --steps_per_repeat=2 \
+  --out="$work/sampled"
+test "$(grep -c '^abc sampled t=0.8,abc,3,2,' "$work/sampled/thread_scaling.csv")" = 1 ||
+  { echo "smoke: no sampled row in the scaling suite's CSV" >&2; exit 1; }
 
 "$python" "$here/report/make_report.py" --results "$work/results" --no-plots >/dev/null
 echo "bench smoke: ok"

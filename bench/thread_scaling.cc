@@ -129,23 +129,29 @@ absl::Status AddThreadScalingRows(BenchModel& model, const std::vector<int>& bat
                      " steps exceeds the model's ", model.model().max_positions(), " positions"));
   }
   SLOTSERVE_RETURN_IF_ERROR(model.GrowPristineContext(context));
+  const bool sampled = options.sampling_temperature >= 0.0f;
+  const std::string name =
+      sampled ? absl::StrCat(model.name(), " sampled t=", options.sampling_temperature)
+              : model.name();
   for (int batch : batches) {
     if (batch < 1 || batch > model.batch_slots()) {
       return absl::InvalidArgumentError(absl::StrCat(model.name(), ": batch ", batch,
                                                      " is outside the 1..", model.batch_slots(),
                                                      " slots allocated for it"));
     }
-    SLOTSERVE_ASSIGN_OR_RETURN(PairedTimes times,
-                               TimePairs(
-                                   options, [&] { return model.CopyPristineToBatch(batch); },
-                                   [&]() -> absl::Status {
-                                     for (int step = 0; step < options.steps_per_repeat; ++step) {
-                                       SLOTSERVE_RETURN_IF_ERROR(model.Step(batch));
-                                     }
-                                     return absl::OkStatus();
-                                   }));
-    AddRow(model.name(), model.kind(), batch, options.threads, times, options.steps_per_repeat,
-           table);
+    SLOTSERVE_ASSIGN_OR_RETURN(
+        PairedTimes times,
+        TimePairs(
+            options, [&] { return model.CopyPristineToBatch(batch); },
+            [&]() -> absl::Status {
+              for (int step = 0; step < options.steps_per_repeat; ++step) {
+                SLOTSERVE_RETURN_IF_ERROR(
+                    sampled ? model.StepAndSample(batch, options.sampling_temperature)
+                            : model.Step(batch));
+              }
+              return absl::OkStatus();
+            }));
+    AddRow(name, model.kind(), batch, options.threads, times, options.steps_per_repeat, table);
   }
   return absl::OkStatus();
 }

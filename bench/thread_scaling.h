@@ -26,6 +26,9 @@ struct ScalingOptions {
   // thread that has just been started (or a vCPU that idled through the one-thread repeat)
   // runs slow for tens of milliseconds.
   double settle_seconds = 0.03;
+  // < 0: time Step (all logits to the host, as the decode suite does); >= 0: StepAndSample at
+  // this temperature, the server's step with its token selection (0: greedy).
+  float sampling_temperature = -1.0f;
 };
 
 // Columns: model, kind, batch, threads, step_ms_1 (median), step_ms_n (median),
@@ -33,8 +36,8 @@ struct ScalingOptions {
 // least), pair_ratio (median), pair_ratio_p10, pair_ratio_p90.
 ResultTable MakeThreadScalingTable(int threads);
 
-// One row per batch size of `model`, decoding from `context` tokens. Leaves the compute
-// threads at options.threads.
+// One row per batch size of `model`, decoding from `context` tokens (named "MODEL sampled
+// t=T" when options.sampling_temperature >= 0). Leaves the compute threads at options.threads.
 absl::Status AddThreadScalingRows(BenchModel& model, const std::vector<int>& batches, int context,
                                   const ScalingOptions& options, ResultTable& table);
 
