@@ -190,7 +190,7 @@ void TiledRange(const LinearParams& p, int o_begin, int o_end, const float* xt, 
 // was ~3% of a batch-64 step (ABC F16), all of it on the calling thread while the others waited.
 // Each range [k0, k1) is the transpose of the columns x[:, k0:k1), written to rows k0.. of xt.
 int64_t TransposeInputsInParallel(const LinearParams& p, bool avx512, float* xt) {
-  const int64_t rows_padded = (static_cast<int64_t>(p.rows) + 15) / 16 * 16;
+  const int64_t rows_padded = TransposedInputFloats(p.rows, /*in=*/1);  // rows rounded up to 16
   // A float moved through a register transpose costs about as much as 8 multiply-adds.
   ParallelFor(
       p.in_features, rows_padded * p.in_features * 8,
@@ -209,7 +209,7 @@ int64_t TransposeInputsInParallel(const LinearParams& p, bool avx512, float* xt)
 
 // Output features are split between the compute threads (parallel_for.h) in multiples of 16
 // (64 bytes of y, so threads share no cache line of y). The widened tiles' inputs are transposed
-// once, by the calling thread, for every part.
+// once for every part, by all the threads (TransposeInputsInParallel) before the split.
 template <DType D>
 void Run(const LinearParams& p, NarrowGemvIsa isa) {
   const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
