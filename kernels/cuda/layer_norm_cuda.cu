@@ -2,7 +2,10 @@
 // passes, so no catastrophic cancellation), both reduced across the block. Rows up to
 // kMaxRegisterRowThreads * kRegisterRowLarge wide are held in registers (register_row.cuh), so
 // the row is read from memory once; wider rows are re-read by a strided loop in each pass.
+// Launched to overlap the kernel before (programmatic_launch.cuh): each block waits for it
+// before reading x.
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/cuda/register_row.cuh"
 #include "kernels/layer_norm.h"
@@ -20,6 +23,8 @@ __global__ void LayerNormRegisterKernel(const float* x, int64_t x_stride,
                                         const float* __restrict__ beta, float* y, int64_t y_stride,
                                         int dim, float eps) {
   __shared__ float scratch[cuda::kWarpSize];
+  cuda::WaitForPrecedingKernel();
+  cuda::AllowDependentLaunch();
   cuda::RegisterRow<kPerThread> row;
   row.Load(x + blockIdx.x * x_stride, dim, [](float v) { return v; });
   const float mean = cuda::BlockSum(row.Sum(dim, [](float v) { return v; }), scratch) / dim;
@@ -33,6 +38,8 @@ __global__ void LayerNormLoopKernel(const float* x, int64_t x_stride,
                                     const float* __restrict__ gamma, const float* __restrict__ beta,
                                     float* y, int64_t y_stride, int dim, float eps) {
   __shared__ float scratch[cuda::kWarpSize];
+  cuda::WaitForPrecedingKernel();
+  cuda::AllowDependentLaunch();
   const float* in = x + blockIdx.x * x_stride;
   float* out = y + blockIdx.x * y_stride;
   float sum = 0.0f;
@@ -52,9 +59,9 @@ __global__ void LayerNormLoopKernel(const float* x, int64_t x_stride,
 
 template <int kPerThread>
 void LaunchRegisterKernel(const LayerNormParams& p, cudaStream_t stream) {
-  LayerNormRegisterKernel<kPerThread>
-      <<<p.rows, cuda::RegisterRowThreads(p.dim, kPerThread), 0, stream>>>(
-          p.x, p.x_stride, p.gamma, p.beta, p.y, p.y_stride, p.dim, p.eps);
+  cuda::LaunchOverlappingPreceding(LayerNormRegisterKernel<kPerThread>, dim3(p.rows),
+                                   dim3(cuda::RegisterRowThreads(p.dim, kPerThread)), 0, stream,
+                                   p.x, p.x_stride, p.gamma, p.beta, p.y, p.y_stride, p.dim, p.eps);
 }
 
 }  // namespace
@@ -68,10 +75,10 @@ void LaunchLayerNorm<Backend::kCuda>(const LayerNormParams& p, Stream stream) {
   } else if (p.dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowLarge) {
     LaunchRegisterKernel<cuda::kRegisterRowLarge>(p, s);
   } else {
-    LayerNormLoopKernel<<<p.rows, kLoopThreads, 0, s>>>(p.x, p.x_stride, p.gamma, p.beta, p.y,
-                                                        p.y_stride, p.dim, p.eps);
+    cuda::LaunchOverlappingPreceding(LayerNormLoopKernel, dim3(p.rows), dim3(kLoopThreads), 0, s,
+                                     p.x, p.x_stride, p.gamma, p.beta, p.y, p.y_stride, p.dim,
+                                     p.eps);
   }
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace slotserve::kernels

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/recurrent_state.h"
 
@@ -120,6 +121,8 @@ void AllowSharedMemory(Kernel kernel, std::size_t bytes) {
 template <typename Op>
 __global__ void RecurrentStepKernel(typename Op::Params p, StepTarget target) {
   extern __shared__ float shared[];
+  // The output projection after this kernel may start issuing its weight loads.
+  AllowDependentLaunch();
   const int h = blockIdx.x;
   const int row = blockIdx.y;
   float* head_state = LayerStateOf(target.state, target.slots[row]) + h * Op::HeadFloats(p);

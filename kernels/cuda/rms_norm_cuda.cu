@@ -1,8 +1,10 @@
 // CUDA RMS norm: one block per (row, group), sized to the group (a warp for a small head); the
 // sum of squares reduced across the block with the fixed tree of reductions.cuh. Groups up to
 // kMaxRegisterRowThreads * kRegisterRowLarge wide are held in registers (register_row.cuh), so
-// the input is read from memory once; wider groups are re-read by a strided loop.
+// the input is read from memory once; wider groups are re-read by a strided loop. Launched to
+// overlap the kernel before (programmatic_launch.cuh): each block waits for it first.
 #include "kernels/cuda/cuda_check.cuh"
+#include "kernels/cuda/programmatic_launch.cuh"
 #include "kernels/cuda/reductions.cuh"
 #include "kernels/cuda/register_row.cuh"
 #include "kernels/rms_norm.h"
@@ -42,6 +44,8 @@ struct RmsNormBlock {
 template <int kPerThread>
 __global__ void RmsNormRegisterKernel(RmsNormParams a) {
   __shared__ float scratch[cuda::kWarpSize];
+  cuda::WaitForPrecedingKernel();
+  cuda::AllowDependentLaunch();
   const RmsNormBlock block(a);
   cuda::RegisterRow<kPerThread> row;
   const bool silu = a.silu_input;
@@ -53,6 +57,8 @@ __global__ void RmsNormRegisterKernel(RmsNormParams a) {
 
 __global__ void RmsNormLoopKernel(RmsNormParams a) {
   __shared__ float scratch[cuda::kWarpSize];
+  cuda::WaitForPrecedingKernel();
+  cuda::AllowDependentLaunch();
   const RmsNormBlock block(a);
   float squares = 0.0f;
   for (int c = threadIdx.x; c < a.group_dim; c += blockDim.x) {
@@ -75,16 +81,15 @@ void LaunchRmsNorm<Backend::kCuda>(const RmsNormParams& p, Stream stream) {
   using cuda::RegisterRowThreads;
   if (p.group_dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowSmall) {
     constexpr int kPerThread = cuda::kRegisterRowSmall;
-    RmsNormRegisterKernel<kPerThread>
-        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(p);
+    cuda::LaunchOverlappingPreceding(RmsNormRegisterKernel<kPerThread>, dim3(blocks),
+                                     dim3(RegisterRowThreads(p.group_dim, kPerThread)), 0, s, p);
   } else if (p.group_dim <= cuda::kMaxRegisterRowThreads * cuda::kRegisterRowLarge) {
     constexpr int kPerThread = cuda::kRegisterRowLarge;
-    RmsNormRegisterKernel<kPerThread>
-        <<<blocks, RegisterRowThreads(p.group_dim, kPerThread), 0, s>>>(p);
+    cuda::LaunchOverlappingPreceding(RmsNormRegisterKernel<kPerThread>, dim3(blocks),
+                                     dim3(RegisterRowThreads(p.group_dim, kPerThread)), 0, s, p);
   } else {
-    RmsNormLoopKernel<<<blocks, kLoopThreads, 0, s>>>(p);
+    cuda::LaunchOverlappingPreceding(RmsNormLoopKernel, dim3(blocks), dim3(kLoopThreads), 0, s, p);
   }
-  SLOTSERVE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace slotserve::kernels

@@ -137,6 +137,8 @@ __device__ void WriteHeadToCache(const SoftmaxAttentionParams& p, int row,
 
 template <typename Element>
 __global__ void SoftmaxStepKernel(SoftmaxAttentionParams p, StepTarget target) {
+  // The output projection after this kernel may start issuing its weight loads.
+  cuda::AllowDependentLaunch();
   const int h = blockIdx.x;
   const int row = blockIdx.y;
   const KvCache<Element> cache =
