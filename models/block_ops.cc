@@ -4,14 +4,17 @@
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"
+#include "kernels/normed_linear.h"
 #include "kernels/positions.h"
 #include "models/int8_activations.h"
 
 namespace slotserve::models {
 
-void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMatrix& weight,
-               const float* bias, const float* x, int64_t x_stride, int rows, float* y,
-               int64_t y_stride, bool accumulate) {
+namespace {
+
+kernels::LinearParams LinearParamsFor(const DeviceMatrix& weight, const float* bias, const float* x,
+                                      int64_t x_stride, int rows, float* y, int64_t y_stride,
+                                      bool accumulate) {
   kernels::LinearParams params;
   params.x = x;
   params.x_stride = x_stride;
@@ -26,7 +29,16 @@ void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMat
   params.y = y;
   params.y_stride = y_stride;
   params.accumulate = accumulate;
-  kernels::LaunchLinear(backend, params, stream);
+  return params;
+}
+
+}  // namespace
+
+void RunLinear(kernels::Backend backend, kernels::Stream stream, const DeviceMatrix& weight,
+               const float* bias, const float* x, int64_t x_stride, int rows, float* y,
+               int64_t y_stride, bool accumulate) {
+  kernels::LaunchLinear(
+      backend, LinearParamsFor(weight, bias, x, x_stride, rows, y, y_stride, accumulate), stream);
 }
 
 void RunLinear(kernels::Backend backend, kernels::Stream stream, const LinearWeights& linear,
@@ -49,6 +61,30 @@ void RunLayerNorm(kernels::Backend backend, kernels::Stream stream, const NormWe
   params.dim = dim;
   params.eps = eps;
   kernels::LaunchLayerNorm(backend, params, stream);
+}
+
+void RunNormedLinear(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                     float eps, const float* x, float* normed, const DeviceMatrix& weight,
+                     const float* bias, int rows, float* y, int64_t y_stride,
+                     std::optional<kernels::Activation> activation) {
+  kernels::NormedLinearParams params;
+  params.linear = LinearParamsFor(weight, bias, x, weight.cols, rows, y, y_stride,
+                                  /*accumulate=*/false);
+  params.gamma = norm.gamma.as<float>();
+  params.beta = norm.beta.as<float>();
+  params.eps = eps;
+  params.normed = normed;
+  params.activate = activation.has_value();
+  if (activation) params.activation = *activation;
+  kernels::LaunchNormedLinear(backend, params, stream);
+}
+
+void RunNormedLinear(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                     float eps, const float* x, float* normed, const LinearWeights& linear,
+                     int rows, float* y, int64_t y_stride,
+                     std::optional<kernels::Activation> activation) {
+  RunNormedLinear(backend, stream, norm, eps, x, normed, linear.weight, linear.bias.as<float>(),
+                  rows, y, y_stride, activation);
 }
 
 void EmbedTokens(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
@@ -81,17 +117,9 @@ void RunFeedForward(kernels::Backend backend, kernels::Stream stream, const Mode
                     const BlockWeights& block, const ForwardScratch& scratch, int rows) {
   const int width = config.d_model;
   float* hidden = scratch.hidden();
-  RunLayerNorm(backend, stream, block.ffn_norm, config.norm_eps, hidden, scratch.normed(), rows,
-               width);
-  RunLinear(backend, stream, block.up, scratch.normed(), width, rows, scratch.ffn(), config.d_ffn,
-            /*accumulate=*/false);
-  kernels::ActivationParams activation;
-  activation.x = scratch.ffn();
-  activation.stride = config.d_ffn;
-  activation.rows = rows;
-  activation.cols = config.d_ffn;
-  activation.activation = config.gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu;
-  kernels::LaunchActivation(backend, activation, stream);
+  RunNormedLinear(backend, stream, block.ffn_norm, config.norm_eps, hidden, scratch.normed(),
+                  block.up, rows, scratch.ffn(), config.d_ffn,
+                  config.gelu ? kernels::Activation::kGelu : kernels::Activation::kRelu);
   RunLinear(backend, stream, block.down, scratch.ffn(), config.d_ffn, rows, hidden, width,
             /*accumulate=*/true);
 }

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
+#include "kernels/activation.h"
 #include "kernels/backend.h"
 #include "models/device_weights.h"
 #include "models/forward_scratch.h"
@@ -22,13 +24,25 @@ void RunLinear(kernels::Backend backend, kernels::Stream stream, const LinearWei
                bool accumulate);
 void RunLayerNorm(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
                   float eps, const float* x, float* y, int rows, int dim);
+// y = act(layer_norm(x) W^T + b) over `rows` rows of x [rows, weight.cols] (dense): a norm and
+// the one linear that reads it (and the activation after it) as one op, which the cuda backend
+// fuses at decode batches (kernels/normed_linear.h). `normed` [rows, weight.cols] is scratch.
+void RunNormedLinear(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                     float eps, const float* x, float* normed, const DeviceMatrix& weight,
+                     const float* bias, int rows, float* y, int64_t y_stride,
+                     std::optional<kernels::Activation> activation = std::nullopt);
+void RunNormedLinear(kernels::Backend backend, kernels::Stream stream, const NormWeights& norm,
+                     float eps, const float* x, float* normed, const LinearWeights& linear,
+                     int rows, float* y, int64_t y_stride,
+                     std::optional<kernels::Activation> activation = std::nullopt);
 
 // scratch.hidden() rows [0, rows) = embed_scale * table[tokens] (+ pos(embed_positions)), from
 // scratch.tokens() and scratch.embed_positions().
 void EmbedTokens(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
                  const DeviceMatrix& table, const ForwardScratch& scratch, int rows);
 
-// hidden += down(act(up(ffn_norm(hidden)))) over scratch rows [0, rows).
+// hidden += down(act(up(ffn_norm(hidden)))) over scratch rows [0, rows) (the norm, up and act as
+// one RunNormedLinear).
 void RunFeedForward(kernels::Backend backend, kernels::Stream stream, const ModelConfig& config,
                     const BlockWeights& block, const ForwardScratch& scratch, int rows);
 

@@ -18,10 +18,8 @@ void Seq2seqModel::RunCrossAttention(StateArena& states, int layer, int rows, bo
   const int width = config.d_model;
   const kernels::Stream stream = nullptr;
   float* queries = cross_queries_.as<float>();
-  RunLayerNorm(backend_, stream, weights.cross_norm, config.norm_eps, scratch_.hidden(),
-               scratch_.normed(), rows, width);
-  RunLinear(backend_, stream, weights.q_proj, scratch_.normed(), width, rows, queries, width,
-            /*accumulate=*/false);
+  RunNormedLinear(backend_, stream, weights.cross_norm, config.norm_eps, scratch_.hidden(),
+                  scratch_.normed(), weights.q_proj, rows, queries, width);
   // The kernels read the memory through a step target whose "slots" are the rows' cross
   // memory blocks (staged by StageCrossBlocks); srformer's RAF state is in the rows' own slots.
   kernels::StepTarget target;

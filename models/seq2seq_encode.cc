@@ -60,10 +60,9 @@ void Seq2seqModel::RunEncoder(int rows) {
   EmbedTokens(backend_, stream, config, tok_embed_, scratch_, rows);
   const int projection_width = scratch_.widths().projections;
   for (const BlockWeights& block : encoder_.blocks) {
-    RunLayerNorm(backend_, stream, block.attn_norm, config.norm_eps, scratch_.hidden(),
-                 scratch_.normed(), rows, width);
-    RunLinear(backend_, stream, block.input_projection, scratch_.normed(), width, rows,
-              scratch_.projections(), projection_width, /*accumulate=*/false);
+    RunNormedLinear(backend_, stream, block.attn_norm, config.norm_eps, scratch_.hidden(),
+                    scratch_.normed(), block.input_projection, rows, scratch_.projections(),
+                    projection_width);
     kernels::BidirectionalAttentionParams attention;
     attention.rows = rows;
     attention.heads = config.n_heads;

@@ -303,10 +303,9 @@ void Seq2seqModel::RunDecoder(StateArena& states, int rows, bool prefill, int sl
   const int projection_width = scratch_.widths().projections;
   for (size_t layer = 0; layer < decoder_blocks_.size(); ++layer) {
     const BlockWeights& block = decoder_blocks_[layer];
-    RunLayerNorm(backend_, stream, block.attn_norm, config.norm_eps, scratch_.hidden(),
-                 scratch_.normed(), rows, width);
-    RunLinear(backend_, stream, block.input_projection, scratch_.normed(), width, rows,
-              scratch_.projections(), projection_width, /*accumulate=*/false);
+    RunNormedLinear(backend_, stream, block.attn_norm, config.norm_eps, scratch_.hidden(),
+                    scratch_.normed(), block.input_projection, rows, scratch_.projections(),
+                    projection_width);
     AttentionIo io;
     io.rows = rows;
     io.projections = scratch_.projections();
@@ -332,11 +331,9 @@ void Seq2seqModel::RunDecoder(StateArena& states, int rows, bool prefill, int sl
   const int logit_rows = rows - first_logit_row;
   if (logit_rows <= 0) return;
   const float* hidden = scratch_.hidden() + static_cast<int64_t>(first_logit_row) * width;
-  RunLayerNorm(backend_, stream, decoder_final_norm_, config.norm_eps, hidden, scratch_.normed(),
-               logit_rows, width);
   const DeviceMatrix& head = lm_head_.rows > 0 ? lm_head_ : tok_embed_;
-  RunLinear(backend_, stream, head, /*bias=*/nullptr, scratch_.normed(), width, logit_rows,
-            scratch_.logits(), config.vocab_size, /*accumulate=*/false);
+  RunNormedLinear(backend_, stream, decoder_final_norm_, config.norm_eps, hidden, scratch_.normed(),
+                  head, /*bias=*/nullptr, logit_rows, scratch_.logits(), config.vocab_size);
 }
 
 }  // namespace slotserve::models

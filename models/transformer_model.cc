@@ -342,9 +342,8 @@ void TransformerModel::RunBlocks(int rows, kernels::Stream stream, const AttendF
   for (size_t layer = 0; layer < weights_.blocks.size(); ++layer) {
     const BlockWeights& block = weights_.blocks[layer];
     // h = h + o_proj(attn(attn_norm(h)))
-    RunLayerNorm(backend_, stream, block.attn_norm, config_.norm_eps, hidden, normed, rows, width);
-    RunLinear(backend_, stream, block.input_projection, normed, width, rows, scratch_.projections(),
-              projection_width, /*accumulate=*/false);
+    RunNormedLinear(backend_, stream, block.attn_norm, config_.norm_eps, hidden, normed,
+                    block.input_projection, rows, scratch_.projections(), projection_width);
     AttentionIo io;
     io.rows = rows;
     io.projections = scratch_.projections();
@@ -362,11 +361,10 @@ void TransformerModel::RunBlocks(int rows, kernels::Stream stream, const AttendF
 void TransformerModel::ComputeLogits(int first_row, int rows, kernels::Stream stream) {
   const int width = config_.d_model;
   const float* hidden = scratch_.hidden() + static_cast<int64_t>(first_row) * width;
-  RunLayerNorm(backend_, stream, weights_.final_norm, config_.norm_eps, hidden, scratch_.normed(),
-               rows, width);
   // lm_head has no bias (and is tok_embed itself when tie_embeddings).
-  RunLinear(backend_, stream, weights_.head(), /*bias=*/nullptr, scratch_.normed(), width, rows,
-            scratch_.logits(), config_.vocab_size, /*accumulate=*/false);
+  RunNormedLinear(backend_, stream, weights_.final_norm, config_.norm_eps, hidden,
+                  scratch_.normed(), weights_.head(), /*bias=*/nullptr, rows, scratch_.logits(),
+                  config_.vocab_size);
 }
 
 }  // namespace slotserve::models
