@@ -2,11 +2,13 @@
 // its full sort of the vocabulary per row: top-k keeps its k by partial selection
 // (nth_element), and top-p first drops the tokens too light to ever reach the nucleus, so only
 // the few that can are sorted. The draw then walks the kept ids upwards as the reference does.
-// Rows are split between the compute threads: each row's draw depends only on its own logits,
-// seed and draw index (counter_rng.h), so the split never changes a token, and a batch of
-// sampled rows (an exponential per kept token, ~55 µs a row at vocabulary 4,000) no longer runs
-// on the calling thread alone while the others wait.
+// The weights (an exponential per token, in double) are computed four at a time
+// (sampling_weights.h); a row with a temperature and no truncation draws straight from them,
+// without building a candidate list. Rows are split between the compute threads: each row's
+// draw depends only on its own logits, seed and draw index (counter_rng.h), so the split never
+// changes a token.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -15,6 +17,7 @@
 
 #include "kernels/counter_rng.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/sampling_weights.h"
 #include "kernels/reference/logit_adjustments.h"
 #include "kernels/sampling.h"
 
@@ -33,6 +36,29 @@ bool MoreLikely(const Candidate& a, const Candidate& b) {
   return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
 }
 
+// The rank order of MoreLikely as one integer, smallest first: a finite logit's bits mapped so
+// that unsigned order is float order (-0 taken as +0, which compares equal), complemented for
+// higher first, then the id. Sorting these is several times faster than sorting candidates
+// through a comparator.
+uint64_t RankKey(float logit, int32_t id) {
+  const uint32_t bits = std::bit_cast<uint32_t>(logit + 0.0f);
+  const uint32_t ascending = (bits & 0x80000000u) != 0 ? ~bits : bits | 0x80000000u;
+  return (uint64_t{~ascending} << 32) | static_cast<uint32_t>(id);
+}
+
+// `kept` in rank order (MoreLikely), rebuilt from the row's logits and weights.
+void SortByRank(std::vector<Candidate>& kept, std::span<const float> logits,
+                std::span<const double> weights) {
+  std::vector<uint64_t> keys;
+  keys.reserve(kept.size());
+  for (const Candidate& c : kept) keys.push_back(RankKey(c.logit, c.id));
+  std::sort(keys.begin(), keys.end());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const auto id = static_cast<int32_t>(keys[i] & 0xffffffffu);
+    kept[i] = {id, logits[id], weights[id]};
+  }
+}
+
 // The lowest id with the largest logit (NaN never wins; id 0 when nothing is finite).
 int32_t ArgMax(std::span<const float> logits) {
   int32_t best = 0;
@@ -46,24 +72,29 @@ int32_t ArgMax(std::span<const float> logits) {
   return best;
 }
 
-// The tokens a row with temperature > 0 may draw, with their weights, in id order.
-std::vector<Candidate> KeptCandidates(std::span<const float> logits, float temperature,
-                                      int32_t top_k, float top_p, float min_p) {
+// Every token's weight for a row with temperature > 0 (0 for a non-finite logit), into
+// `weights` (resized to the vocabulary).
+void ComputeWeights(std::span<const float> logits, float temperature,
+                    std::vector<double>& weights) {
+  weights.resize(logits.size());
+  const int n = static_cast<int>(logits.size());
+  cpu::SamplingWeights(logits.data(), n, cpu::MaxFinite(logits.data(), n), temperature,
+                       weights.data());
+}
+
+// The tokens a row may draw under truncation, with their weights (ComputeWeights), in id order.
+std::vector<Candidate> KeptCandidates(std::span<const float> logits,
+                                      std::span<const double> weights, int32_t top_k, float top_p,
+                                      float min_p) {
   std::vector<Candidate> kept;
   kept.reserve(logits.size());
-  float max_logit = -std::numeric_limits<float>::infinity();
   for (size_t id = 0; id < logits.size(); ++id) {
     if (!std::isfinite(logits[id])) continue;
-    kept.push_back({static_cast<int32_t>(id), logits[id], 0.0});
-    max_logit = std::max(max_logit, logits[id]);
+    kept.push_back({static_cast<int32_t>(id), logits[id], weights[id]});
   }
-  // Rank by logit first, so the exponentials are only taken for what top-k keeps.
   if (top_k > 0 && static_cast<size_t>(top_k) < kept.size()) {
     std::nth_element(kept.begin(), kept.begin() + top_k, kept.end(), MoreLikely);
     kept.resize(top_k);
-  }
-  for (Candidate& c : kept) {
-    c.weight = std::exp((static_cast<double>(c.logit) - max_logit) / temperature);
   }
 
   if (top_p < 1.0f) {
@@ -74,7 +105,7 @@ std::vector<Candidate> KeptCandidates(std::span<const float> logits, float tempe
     // token would dominate the step).
     const double floor = (1.0 - top_p) * total / (2.0 * static_cast<double>(kept.size()));
     std::erase_if(kept, [floor](const Candidate& c) { return c.weight < floor; });
-    std::sort(kept.begin(), kept.end(), MoreLikely);
+    SortByRank(kept, logits, weights);
     const double target = top_p * total;
     double cumulative = 0.0;
     for (size_t i = 0; i < kept.size(); ++i) {
@@ -98,13 +129,37 @@ std::vector<Candidate> KeptCandidates(std::span<const float> logits, float tempe
   return kept;
 }
 
-int32_t SampleRow(const SamplingParams& p, int row) {
+// The draw over every token, in id order (no truncation): the candidate walk below with all
+// finite tokens kept, whose zero-weight tokens add nothing to the sums and are never drawn.
+int32_t DrawFromAll(std::span<const float> logits, std::span<const double> weights,
+                    double uniform) {
+  double total = 0.0;
+  for (double w : weights) total += w;
+  if (!(total > 0.0)) return ArgMax(logits);
+  const double target = uniform * total;
+  double cumulative = 0.0;
+  int32_t last = 0;
+  for (size_t id = 0; id < weights.size(); ++id) {
+    if (weights[id] == 0.0) continue;
+    cumulative += weights[id];
+    if (cumulative > target) return static_cast<int32_t>(id);
+    last = static_cast<int32_t>(id);
+  }
+  return last;  // rounding left the target at the very end
+}
+
+int32_t SampleRow(const SamplingParams& p, int row, std::vector<double>& weights) {
   const std::span<const float> logits(p.logits + row * p.logits_stride, p.vocab);
   const float temperature = p.temperature[row];
   if (temperature <= 0.0f) return ArgMax(logits);
-  const std::vector<Candidate> kept = KeptCandidates(
-      logits, temperature, p.top_k != nullptr ? p.top_k[row] : 0,
-      p.top_p != nullptr ? p.top_p[row] : 1.0f, p.min_p != nullptr ? p.min_p[row] : 0.0f);
+  ComputeWeights(logits, temperature, weights);
+  const int32_t top_k = p.top_k != nullptr ? p.top_k[row] : 0;
+  const float top_p = p.top_p != nullptr ? p.top_p[row] : 1.0f;
+  const float min_p = p.min_p != nullptr ? p.min_p[row] : 0.0f;
+  if (top_k <= 0 && top_p >= 1.0f && min_p <= 0.0f) {
+    return DrawFromAll(logits, weights, UniformDraw(p.seeds[row], p.draw_index[row]));
+  }
+  const std::vector<Candidate> kept = KeptCandidates(logits, weights, top_k, top_p, min_p);
   if (kept.empty()) return ArgMax(logits);
   double total = 0.0;
   for (const Candidate& c : kept) total += c.weight;
@@ -121,14 +176,15 @@ int32_t SampleRow(const SamplingParams& p, int row) {
 
 template <>
 void LaunchSampling<Backend::kCpu>(const SamplingParams& p, Stream /*stream*/) {
-  // An argmax is a comparison per token; a sampled row takes a double exponential per token
-  // kept (~20 ns, as long as ~400 multiply-adds on 256-bit FMAs).
+  // An argmax is a comparison per token; a sampled row takes an exponential and two dependent
+  // double adds per token (~4 ns, as long as ~80 multiply-adds on 256-bit FMAs).
   int64_t work = 0;
-  for (int r = 0; r < p.rows; ++r) work += int64_t{p.vocab} * (p.temperature[r] > 0.0f ? 400 : 1);
+  for (int r = 0; r < p.rows; ++r) work += int64_t{p.vocab} * (p.temperature[r] > 0.0f ? 80 : 1);
   cpu::ParallelFor(p.rows, work, [&](int begin, int end) {
+    std::vector<double> weights;
     for (int r = begin; r < end; ++r) {
       host::ApplyLogitAdjustments(p, r);
-      p.out_tokens[r] = SampleRow(p, r);
+      p.out_tokens[r] = SampleRow(p, r, weights);
     }
   });
 }
@@ -137,7 +193,9 @@ std::vector<double> SamplingDistribution(std::span<const float> logits, float te
                                          int32_t top_k, float top_p, float min_p) {
   if (temperature == 0.0f) return {};
   std::vector<double> probabilities(logits.size(), 0.0);
-  const std::vector<Candidate> kept = KeptCandidates(logits, temperature, top_k, top_p, min_p);
+  std::vector<double> weights;
+  ComputeWeights(logits, temperature, weights);
+  const std::vector<Candidate> kept = KeptCandidates(logits, weights, top_k, top_p, min_p);
   double total = 0.0;
   for (const Candidate& c : kept) total += c.weight;
   for (const Candidate& c : kept) probabilities[c.id] = c.weight / total;

@@ -261,6 +261,31 @@ TEST_P(SamplingAgreementTest, MatchesReferenceDraws) {
   }
 }
 
+// Without truncation the cpu backend draws straight from its vectorised weights
+// (kernels/cpu/sampling.cc): the reference's walk over every finite token in id order, with
+// weights within 2 ulp of its std::exp. A draw can only differ where the target falls within a
+// few ulp of a boundary, so over these rows (masked tokens among them) every token is the
+// reference's. With top-p the candidates are ranked by integer keys: the same tokens again.
+TEST_P(SamplingAgreementTest, UntruncatedAndTopPRowsDrawTheReferencesTokens) {
+  SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam());
+  if (GetParam() != Backend::kCpu) GTEST_SKIP() << "float weights on cuda: the 2% bound above";
+  constexpr int kVocab = 4000;
+  SamplingCase c;
+  c.vocab = kVocab;
+  for (int row = 0; row < 300; ++row) {
+    std::vector<float> logits = RandomFloats(kVocab, 5000 + row, -6.0f, 6.0f);
+    if (row % 5 == 0) logits[row] = -std::numeric_limits<float>::infinity();
+    const float t = row % 3 == 0 ? 0.4f : row % 3 == 1 ? 1.0f : 1.7f;
+    c.AddRow(logits, t, 0, row % 2 == 0 ? 1.0f : 0.9f, 0.0f, 11 + row, row);
+  }
+  const std::vector<int32_t> got = RunSampling(GetParam(), c);
+  const std::vector<int32_t> want = RunSampling(Backend::kReference, c);
+  EXPECT_EQ(got, want);
+  std::map<int32_t, int> distinct;
+  for (int32_t id : got) ++distinct[id];
+  EXPECT_GT(distinct.size(), 100u) << "the rows should draw different tokens";
+}
+
 // The cpu backend splits the rows between its compute threads (kernels/cpu/sampling.cc): on
 // two threads every token and every adjusted logit is the one thread's.
 TEST_P(SamplingAgreementTest, TwoComputeThreadsDrawOneThreadsTokens) {
