@@ -1,9 +1,9 @@
 // y = act(LayerNorm(x) W^T + b (+ y)): a pre-norm block's layer norm, the linear that reads its
 // output and, optionally, the activation after it, as one op so that a backend may fuse them.
-// Every layer norm of our blocks feeds exactly one linear (the input projection, the
-// feed-forward's up projection with its activation, the LM head), and at decode batches each of
-// these three ops is a short kernel whose launch and first memory round trip cost more than its
-// work. The cuda GEMV (1-2 rows, 16-bit weights) normalises the rows it reads and activates what
+// In the pre-norm blocks of the decoder-only and seq2seq stacks a layer norm feeds exactly one
+// linear (the input projection, the cross-attention query, the feed-forward's up projection with
+// its activation, the LM head), and at decode batches each of these three ops is a short kernel
+// whose launch and first memory round trip cost more than its work. The cuda GEMV (1-2 rows, 16-bit weights) normalises the rows it reads and activates what
 // it writes; the other backends and shapes run the three ops in turn (normed_linear_in_steps.h),
 // with the same bits as calling them separately.
 #pragma once
