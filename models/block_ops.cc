@@ -1,6 +1,5 @@
 #include "models/block_ops.h"
 
-#include "kernels/activation.h"
 #include "kernels/embedding.h"
 #include "kernels/layer_norm.h"
 #include "kernels/linear.h"

@@ -181,7 +181,8 @@ void LaunchSampling<Backend::kCpu>(const SamplingParams& p, Stream /*stream*/) {
   int64_t work = 0;
   for (int r = 0; r < p.rows; ++r) work += int64_t{p.vocab} * (p.temperature[r] > 0.0f ? 80 : 1);
   cpu::ParallelFor(p.rows, work, [&](int begin, int end) {
-    std::vector<double> weights;
+    // Each compute thread keeps its weight buffer across steps: no allocation per step.
+    thread_local std::vector<double> weights;
     for (int r = begin; r < end; ++r) {
       host::ApplyLogitAdjustments(p, r);
       p.out_tokens[r] = SampleRow(p, r, weights);
