@@ -109,7 +109,7 @@ absl::Status BenchModel::Step(int batch) {
                       std::span<float>(logits_.data(), rows * config().vocab_size));
 }
 
-absl::Status BenchModel::StepAndSample(int batch, float temperature) {
+absl::Status BenchModel::StepAndSample(int batch, float temperature, float top_p) {
   if (batch <= 0 || batch > batch_slots()) {
     return absl::InvalidArgumentError(
         absl::StrCat("StepAndSample: batch must be in [1, ", batch_slots(), "], got ", batch));
@@ -119,6 +119,7 @@ absl::Status BenchModel::StepAndSample(int batch, float temperature) {
   sampled_tokens_.resize(rows);
   for (size_t row = 0; row < rows; ++row) {
     sampling_[row].options.temperature = temperature;
+    sampling_[row].options.top_p = top_p;
     sampling_[row].seed = row;
     sampling_[row].draw_index = draws_;
   }

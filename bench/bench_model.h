@@ -49,8 +49,9 @@ class BenchModel {
   absl::Status Step(int batch);
   // One decode step that also picks every row's next token on the device, as the server's
   // engine steps (StepAndSample): at `temperature` (0: greedy), nothing else adjusted, each
-  // row its own random stream and a new draw per call. Only the ids cross to the host.
-  absl::Status StepAndSample(int batch, float temperature);
+  // row its own random stream and a new draw per call, keeping the nucleus `top_p` (1: off).
+  // Only the ids cross to the host.
+  absl::Status StepAndSample(int batch, float temperature, float top_p = 1.0f);
   // Prefills `length` tokens into slot 0, which the caller has reset (logits of the last token
   // only).
   absl::Status PrefillIntoEmptySlot(int length);

@@ -77,6 +77,8 @@ ABSL_FLAG(int, pairs, 15, "scaling suite: timed (1 thread, --threads threads) pa
 ABSL_FLAG(double, sampling_temperature, -1.0,
           "scaling suite: >= 0 times StepAndSample at this temperature (the server's step with "
           "its token selection; 0 greedy), < 0 times Step (logits to the host)");
+ABSL_FLAG(double, sampling_top_p, 1.0,
+          "scaling suite, with --sampling_temperature > 0: the sampled step's nucleus (1 = off)");
 ABSL_FLAG(std::string, job_us, "20,1000",
           "scaling suite: job sizes (microseconds on one thread) of the machine's FMA-loop rows");
 ABSL_FLAG(int, rounds, 3, "scheduler suite: timed rounds (after one warm-up round)");
@@ -344,9 +346,14 @@ absl::Status RunThreadScaling() {
       .threads = absl::GetFlag(FLAGS_threads),
       .pairs = absl::GetFlag(FLAGS_pairs),
       .steps_per_repeat = absl::GetFlag(FLAGS_steps_per_repeat),
-      .sampling_temperature = static_cast<float>(absl::GetFlag(FLAGS_sampling_temperature))};
+      .sampling_temperature = static_cast<float>(absl::GetFlag(FLAGS_sampling_temperature)),
+      .sampling_top_p = static_cast<float>(absl::GetFlag(FLAGS_sampling_top_p))};
   if (options.threads < 2)
     return absl::InvalidArgumentError("--suite=scaling needs --threads >= 2");
+  if (!(options.sampling_top_p > 0.0f && options.sampling_top_p <= 1.0f)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--sampling_top_p must be in (0, 1], got ", options.sampling_top_p));
+  }
   ResultTable table = MakeThreadScalingTable(options.threads);
   SLOTSERVE_RETURN_IF_ERROR(AddMachineScalingRows(job_us, options, table));
   const int context = absl::GetFlag(FLAGS_context);

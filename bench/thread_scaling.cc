@@ -131,8 +131,11 @@ absl::Status AddThreadScalingRows(BenchModel& model, const std::vector<int>& bat
   SLOTSERVE_RETURN_IF_ERROR(model.GrowPristineContext(context));
   const bool sampled = options.sampling_temperature >= 0.0f;
   const std::string name =
-      sampled ? absl::StrCat(model.name(), " sampled t=", options.sampling_temperature)
-              : model.name();
+      !sampled ? model.name()
+      : options.sampling_top_p < 1.0f
+          ? absl::StrCat(model.name(), " sampled t=", options.sampling_temperature,
+                         " top_p=", options.sampling_top_p)
+          : absl::StrCat(model.name(), " sampled t=", options.sampling_temperature);
   for (int batch : batches) {
     if (batch < 1 || batch > model.batch_slots()) {
       return absl::InvalidArgumentError(absl::StrCat(model.name(), ": batch ", batch,
@@ -146,7 +149,8 @@ absl::Status AddThreadScalingRows(BenchModel& model, const std::vector<int>& bat
             [&]() -> absl::Status {
               for (int step = 0; step < options.steps_per_repeat; ++step) {
                 SLOTSERVE_RETURN_IF_ERROR(
-                    sampled ? model.StepAndSample(batch, options.sampling_temperature)
+                    sampled ? model.StepAndSample(batch, options.sampling_temperature,
+                                                  options.sampling_top_p)
                             : model.Step(batch));
               }
               return absl::OkStatus();

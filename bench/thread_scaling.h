@@ -29,6 +29,8 @@ struct ScalingOptions {
   // < 0: time Step (all logits to the host, as the decode suite does); >= 0: StepAndSample at
   // this temperature, the server's step with its token selection (0: greedy).
   float sampling_temperature = -1.0f;
+  // The sampled step's nucleus (1: off), with sampling_temperature > 0.
+  float sampling_top_p = 1.0f;
 };
 
 // Columns: model, kind, batch, threads, step_ms_1 (median), step_ms_n (median),
@@ -37,7 +39,8 @@ struct ScalingOptions {
 ResultTable MakeThreadScalingTable(int threads);
 
 // One row per batch size of `model`, decoding from `context` tokens (named "MODEL sampled
-// t=T" when options.sampling_temperature >= 0). Leaves the compute threads at options.threads.
+// t=T" when options.sampling_temperature >= 0, "MODEL sampled t=T top_p=P" with a nucleus). Leaves
+// the compute threads at options.threads.
 absl::Status AddThreadScalingRows(BenchModel& model, const std::vector<int>& batches, int context,
                                   const ScalingOptions& options, ResultTable& table);
 
