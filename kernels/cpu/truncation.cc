@@ -1,0 +1,240 @@
+#include "kernels/cpu/truncation.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+namespace slotserve::kernels::cpu {
+namespace {
+
+// Buckets of 1/16 in (max_logit - logit) / temperature, the log of a weight: neighbouring
+// buckets' weights differ by 6%, so the bucket where the kept tokens end holds few of them. The
+// last finite bucket takes everything lighter than e^-15.9; the marker is for non-finite logits.
+constexpr float kBucketsPerUnit = 16.0f;
+constexpr int kLastBucket = 254;
+constexpr uint8_t kNotFinite = 255;
+
+// How far the buckets' sums (added in no particular order) must pass the target before the
+// exact walk is tried: far above their rounding error, far below a token's weight.
+constexpr double kMarginOfTotal = 1e-9;
+
+// bucket_of[i] = min(floor((max_logit - logits[i]) * scale), kLastBucket) for a finite logit,
+// kNotFinite for the others; returns how many are finite. Eight at a time: as a scalar loop
+// the compiler branched on the clamp, which mispredicts for every other token.
+size_t BucketByLogit(std::span<const float> logits, float max_logit, float scale,
+                     uint8_t* bucket_of) {
+  const size_t n = logits.size();
+  const __m256 max = _mm256_set1_ps(max_logit);
+  const __m256 times = _mm256_set1_ps(scale);
+  const __m256 last = _mm256_set1_ps(static_cast<float>(kLastBucket));
+  const __m256i not_finite = _mm256_set1_epi32(kNotFinite);
+  size_t finite = 0;
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(logits.data() + i);
+    const __m256 is_finite = _mm256_cmp_ps(_mm256_sub_ps(v, v), _mm256_setzero_ps(), _CMP_EQ_OQ);
+    // Non-finite lanes give NaN here; min_ps returns its second operand (254) for them, and
+    // the blend below replaces it.
+    const __m256 depth = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(max, v), times), last);
+    const __m256i bucket =
+        _mm256_blendv_epi8(not_finite, _mm256_cvttps_epi32(depth), _mm256_castps_si256(is_finite));
+    const __m128i words =
+        _mm_packus_epi32(_mm256_castsi256_si128(bucket), _mm256_extracti128_si256(bucket, 1));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(bucket_of + i), _mm_packus_epi16(words, words));
+    finite += std::popcount(static_cast<unsigned>(_mm256_movemask_ps(is_finite)));
+  }
+  for (; i < n; ++i) {
+    if (!std::isfinite(logits[i])) {
+      bucket_of[i] = kNotFinite;
+      continue;
+    }
+    ++finite;
+    const float depth = std::min((max_logit - logits[i]) * scale, static_cast<float>(kLastBucket));
+    bucket_of[i] = static_cast<uint8_t>(static_cast<int>(depth));
+  }
+  return finite;
+}
+
+constexpr uint64_t kIdBits = 0xffffffffu;
+
+int32_t IdOf(uint64_t key) { return static_cast<int32_t>(key & kIdBits); }
+
+// Per-bucket sums of `value(id)` over the row's tokens. Consecutive tokens add into four
+// histograms in turn: one histogram would chain the adds of tokens in the same bucket (most
+// land in the last) through memory.
+template <typename T, typename Value>
+std::array<T, kLastBucket + 1> BucketSums(std::span<const uint8_t> bucket_of, Value value) {
+  std::array<std::array<T, kNotFinite + 1>, 4> partial{};
+  for (size_t id = 0; id < bucket_of.size(); ++id) partial[id % 4][bucket_of[id]] += value(id);
+  std::array<T, kLastBucket + 1> sums{};
+  for (int b = 0; b <= kLastBucket; ++b) {
+    sums[b] = partial[0][b] + partial[1][b] + partial[2][b] + partial[3][b];
+  }
+  return sums;
+}
+
+// The first bucket whose running sum, from bucket 0, reaches `goal`; kLastBucket when none
+// before it does.
+template <typename T>
+int BucketReaching(const std::array<T, kLastBucket + 1>& sums, T goal) {
+  T reached{};
+  for (int b = 0; b < kLastBucket; ++b) {
+    reached += sums[b];
+    if (reached >= goal) return b;
+  }
+  return kLastBucket;
+}
+
+// The keys of the tokens in buckets 0..last, in id order. Every one of them ranks before
+// every token in a later bucket, so they are a prefix of the rank order. Compacted without a
+// branch: which tokens pass is as good as random.
+void KeysUpTo(std::span<const float> logits, std::span<const uint8_t> bucket_of, int last,
+              std::vector<uint64_t>& keys) {
+  keys.resize(logits.size());
+  size_t count = 0;
+  for (size_t id = 0; id < logits.size(); ++id) {
+    keys[count] = RankKey(logits[id], static_cast<int32_t>(id));
+    count += bucket_of[id] <= last;
+  }
+  keys.resize(count);
+}
+
+// The ids of `keys` (id order) that rank no later than `boundary` and weigh at least `floor`.
+void IdsUpTo(std::span<const uint64_t> keys, std::span<const double> weights, uint64_t boundary,
+             double floor, std::vector<int32_t>& ids) {
+  ids.resize(keys.size());
+  size_t kept = 0;
+  for (uint64_t key : keys) {
+    ids[kept] = IdOf(key);
+    kept += (key <= boundary) & (weights[IdOf(key)] >= floor);
+  }
+  ids.resize(kept);
+}
+
+// The top-p rule over `candidates` (keys in id order) as written: total in id order, the
+// tokens at least `floor` heavy sorted and walked. For the candidates top-k left, and for any
+// row where the buckets' estimate fell short.
+void NucleusBySort(std::span<const uint64_t> candidates, std::span<const double> weights,
+                   float top_p, std::vector<uint64_t>& ranked, std::vector<int32_t>& ids) {
+  double total = 0.0;
+  for (uint64_t key : candidates) total += weights[IdOf(key)];
+  const double floor = (1.0 - top_p) * total / (2.0 * static_cast<double>(candidates.size()));
+  ranked.clear();
+  for (uint64_t key : candidates) {
+    if (weights[IdOf(key)] >= floor) ranked.push_back(key);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  const double target = top_p * total;
+  uint64_t boundary = std::numeric_limits<uint64_t>::max();  // every survivor, if none reaches
+  double cumulative = 0.0;
+  for (uint64_t key : ranked) {
+    cumulative += weights[IdOf(key)];
+    if (cumulative >= target) {
+      boundary = key;
+      break;
+    }
+  }
+  IdsUpTo(candidates, weights, boundary, floor, ids);
+}
+
+// The top_k first tokens in rank order, into `keys` in id order (0 < top_k < finite tokens).
+void TopKKeys(std::span<const float> logits, std::span<const uint8_t> bucket_of, int32_t top_k,
+              std::vector<uint64_t>& keys, std::vector<uint64_t>& scratch) {
+  const auto counts = BucketSums<uint32_t>(bucket_of, [](size_t) { return 1u; });
+  KeysUpTo(logits, bucket_of, BucketReaching<uint32_t>(counts, top_k), keys);
+  if (keys.size() == static_cast<size_t>(top_k)) return;
+  scratch.assign(keys.begin(), keys.end());
+  std::nth_element(scratch.begin(), scratch.begin() + (top_k - 1), scratch.end());
+  const uint64_t boundary = scratch[top_k - 1];
+  std::erase_if(keys, [boundary](uint64_t key) { return key > boundary; });
+}
+
+// The top-p nucleus over every finite token, into `ids` in id order.
+void NucleusOfAll(std::span<const float> logits, std::span<const double> weights,
+                  std::span<const uint8_t> bucket_of, size_t finite, float top_p,
+                  std::vector<uint64_t>& keys, std::vector<uint64_t>& ranked,
+                  std::vector<int32_t>& ids) {
+  double total = 0.0;
+  for (double weight : weights) total += weight;  // in id order, as the rule adds it
+  const double target = top_p * total;
+  const double floor = (1.0 - top_p) * total / (2.0 * static_cast<double>(finite));
+  const auto bucket_weights = BucketSums<double>(bucket_of, [&](size_t id) { return weights[id]; });
+  KeysUpTo(logits, bucket_of,
+           BucketReaching<double>(bucket_weights, target + kMarginOfTotal * total), keys);
+
+  // Rank order, bucket by bucket: a counting sort by bucket, then each bucket's few keys sorted
+  // when the walk reaches it, so the buckets past the boundary are never sorted.
+  std::array<uint32_t, kLastBucket + 2> bucket_start{};
+  for (uint64_t key : keys) ++bucket_start[bucket_of[IdOf(key)] + 1];
+  for (int b = 0; b <= kLastBucket; ++b) bucket_start[b + 1] += bucket_start[b];
+  std::array<uint32_t, kLastBucket + 2> next = bucket_start;
+  ranked.resize(keys.size());
+  for (uint64_t key : keys) ranked[next[bucket_of[IdOf(key)]]++] = key;
+
+  // The rule's walk. The rule ranks only tokens at least `floor` heavy; its walk ends at the
+  // same token when none before it is lighter (weights follow logits, but only within the
+  // exponential's 2 ulp).
+  double cumulative = 0.0;
+  bool lighter_than_floor = false;
+  for (int b = 0; b <= kLastBucket; ++b) {
+    const auto first = ranked.begin() + bucket_start[b];
+    const auto end = ranked.begin() + bucket_start[b + 1];
+    std::sort(first, end);
+    for (auto it = first; it != end; ++it) {
+      const double weight = weights[IdOf(*it)];
+      lighter_than_floor |= weight < floor;
+      cumulative += weight;
+      if (cumulative >= target) {
+        if (lighter_than_floor) break;
+        IdsUpTo(keys, weights, *it, 0.0, ids);
+        return;
+      }
+    }
+  }
+  KeysUpTo(logits, bucket_of, kLastBucket, keys);  // every finite token
+  NucleusBySort(keys, weights, top_p, ranked, ids);
+}
+
+}  // namespace
+
+uint64_t RankKey(float logit, int32_t id) {
+  const uint32_t bits = std::bit_cast<uint32_t>(logit + 0.0f);
+  // Negative: all bits flipped; positive: the sign bit set. Without a branch, which would
+  // mispredict on every other token.
+  const uint32_t ascending = bits ^ ((0u - (bits >> 31)) | 0x80000000u);
+  return (uint64_t{~ascending} << 32) | static_cast<uint32_t>(id);
+}
+
+void TruncatedIds(std::span<const float> logits, std::span<const double> weights, float max_logit,
+                  float temperature, int32_t top_k, float top_p, std::vector<int32_t>& ids) {
+  thread_local std::vector<uint8_t> bucket_of;
+  thread_local std::vector<uint64_t> keys;
+  thread_local std::vector<uint64_t> ranked;
+  bucket_of.resize(logits.size());
+  // Bucket by logit, not by weight: the rank order is the logits', and a bucket computed by
+  // monotone float steps keeps a higher logit in the same or an earlier bucket.
+  const size_t finite =
+      BucketByLogit(logits, max_logit, kBucketsPerUnit / temperature, bucket_of.data());
+  ids.clear();
+  if (finite == 0) return;
+  if (top_k > 0 && static_cast<size_t>(top_k) < finite) {
+    TopKKeys(logits, bucket_of, top_k, keys, ranked);
+    if (top_p < 1.0f) {
+      NucleusBySort(keys, weights, top_p, ranked, ids);
+    } else {
+      IdsUpTo(keys, weights, std::numeric_limits<uint64_t>::max(), 0.0, ids);
+    }
+  } else if (top_p < 1.0f) {
+    NucleusOfAll(logits, weights, bucket_of, finite, top_p, keys, ranked, ids);
+  } else {
+    KeysUpTo(logits, bucket_of, kLastBucket, keys);
+    IdsUpTo(keys, weights, std::numeric_limits<uint64_t>::max(), 0.0, ids);
+  }
+}
+
+}  // namespace slotserve::kernels::cpu
