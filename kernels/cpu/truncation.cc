@@ -23,6 +23,12 @@ constexpr uint8_t kNotFinite = 255;
 // exact walk is tried: far above their rounding error, far below a token's weight.
 constexpr double kMarginOfTotal = 1e-9;
 
+// Buckets per unit of logit. Finite even for a subnormal temperature, so that the top
+// logit's depth is 0 * scale = 0, never 0 * inf.
+float BucketScale(float temperature) {
+  return std::min(kBucketsPerUnit / temperature, std::numeric_limits<float>::max());
+}
+
 // bucket_of[i] = min(floor((max_logit - logits[i]) * scale), kLastBucket) for a finite logit,
 // kNotFinite for the others; returns how many are finite. Eight at a time: as a scalar loop
 // the compiler branched on the clamp, which mispredicts for every other token.
@@ -54,8 +60,9 @@ size_t BucketByLogit(std::span<const float> logits, float max_logit, float scale
       continue;
     }
     ++finite;
-    const float depth = std::min((max_logit - logits[i]) * scale, static_cast<float>(kLastBucket));
-    bucket_of[i] = static_cast<uint8_t>(static_cast<int>(depth));
+    const float depth = (max_logit - logits[i]) * scale;
+    bucket_of[i] = depth < static_cast<float>(kLastBucket) ? static_cast<uint8_t>(depth)
+                                                           : uint8_t{kLastBucket};
   }
   return finite;
 }
@@ -219,7 +226,7 @@ void TruncatedIds(std::span<const float> logits, std::span<const double> weights
   // Bucket by logit, not by weight: the rank order is the logits', and a bucket computed by
   // monotone float steps keeps a higher logit in the same or an earlier bucket.
   const size_t finite =
-      BucketByLogit(logits, max_logit, kBucketsPerUnit / temperature, bucket_of.data());
+      BucketByLogit(logits, max_logit, BucketScale(temperature), bucket_of.data());
   ids.clear();
   if (finite == 0) return;
   if (top_k > 0 && static_cast<size_t>(top_k) < finite) {

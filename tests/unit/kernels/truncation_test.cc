@@ -126,6 +126,11 @@ TEST(TruncationTest, ExtremeLogitsAndHeavyTails) {
   const float big = std::numeric_limits<float>::max();
   std::vector<float> logits = {big, -big, 0.0f, big, 1e-30f, -1e30f, big * 0.5f, -3.0f, 7.0f};
   for (float top_p : {0.1f, 0.6f, 0.99999994f}) ExpectSameTokens(logits, 1.0f, 0, top_p);
+  // A subnormal temperature: every weight but the top ones' underflows, and the buckets'
+  // scale would be infinite.
+  for (int32_t top_k : {0, 1, 3}) {
+    for (float top_p : {0.5f, 1.0f}) ExpectSameTokens(logits, 1e-40f, top_k, top_p);
+  }
   // A few heavy tokens and thousands of light ones far below them: the nucleus at top_p near
   // 1 reaches into the light ones, past the last bucket's depth.
   std::vector<float> tail = testing::RandomFloats(5000, 5, -40.0f, -20.0f);
