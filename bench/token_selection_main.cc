@@ -34,8 +34,7 @@ struct Case {
 void TimeCase(const Case& c, const std::vector<float>& logits) {
   std::vector<float> scratch;
   std::vector<float> temperature(kRows, c.temperature), top_p(kRows, c.top_p);
-  std::vector<float> min_p(kRows, 0.0f), ones(kRows, 1.0f), zeros(kRows, 0.0f);
-  std::vector<int32_t> top_k(kRows, c.top_k), tokens(kRows), no_ids(kRows + 1, 0);
+  std::vector<int32_t> top_k(kRows, c.top_k), tokens(kRows);
   std::vector<uint64_t> seeds(kRows), draw_index(kRows);
   for (int r = 0; r < kRows; ++r) seeds[r] = 100 + r;
   std::vector<double> micros;
@@ -43,23 +42,17 @@ void TimeCase(const Case& c, const std::vector<float>& logits) {
   for (int call = 0; call < kCalls; ++call) {
     scratch = logits;  // adjusted in place
     std::fill(draw_index.begin(), draw_index.end(), call);
-    SamplingParams p;
-    p.logits = scratch.data();
-    p.logits_stride = kVocab;
-    p.rows = kRows;
-    p.vocab = kVocab;
-    p.temperature = temperature.data();
-    p.top_k = top_k.data();
-    p.top_p = top_p.data();
-    p.min_p = min_p.data();
-    p.seeds = seeds.data();
-    p.draw_index = draw_index.data();
-    p.repetition_penalty = ones.data();
-    p.presence_penalty = zeros.data();
-    p.frequency_penalty = zeros.data();
-    p.penalised_offsets = no_ids.data();
-    p.masked_offsets = no_ids.data();
-    p.out_tokens = tokens.data();
+    // No adjustments and no min_p: null means off for every row.
+    const SamplingParams p{.logits = scratch.data(),
+                           .logits_stride = kVocab,
+                           .rows = kRows,
+                           .vocab = kVocab,
+                           .temperature = temperature.data(),
+                           .top_k = top_k.data(),
+                           .top_p = top_p.data(),
+                           .seeds = seeds.data(),
+                           .draw_index = draw_index.data(),
+                           .out_tokens = tokens.data()};
     const auto start = std::chrono::steady_clock::now();
     LaunchSampling(Backend::kCpu, p);
     const auto end = std::chrono::steady_clock::now();
