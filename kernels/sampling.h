@@ -26,10 +26,10 @@
 // request gets the same token whatever else is in the batch. Backends agree exactly on the
 // adjustments, on argmax and on top_k = 1; elsewhere float summation order may move a
 // boundary by a rounding error.
-// Backends: reference (sort the candidates, as written above), cpu (top-k by partial
-// selection; top-p from a histogram of the weights by logit, sorting only the tokens up to
-// where the nucleus ends; no full sort), cuda (one block per row, no sort, no scratch, so it
-// can follow a captured decode graph).
+// Backends: reference (sort the candidates, as written above), cpu (top-k and top-p from a
+// histogram of the row's logits, ranking only the tokens up to where the kept ones end; no full
+// sort), cuda (one block per row, no sort, no scratch, so it can follow a captured decode
+// graph).
 #pragma once
 
 #include <cstdint>

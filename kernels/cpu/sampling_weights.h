@@ -15,4 +15,10 @@ float MaxFinite(const float* x, int n);
 void SamplingWeights(const float* logits, int n, float max_logit, float temperature,
                      double* weights);
 
+// SamplingWeights, and cumulative[i] = weights[0] + ... + weights[i], added one at a time in id
+// order (the sums the draw walks). In one pass: the adds, a chain of dependent latencies, run
+// while the exponentials of the next tokens are computed.
+void SamplingWeightsAndCumulative(const float* logits, int n, float max_logit, float temperature,
+                                  double* weights, double* cumulative);
+
 }  // namespace slotserve::kernels::cpu

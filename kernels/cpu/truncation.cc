@@ -98,17 +98,32 @@ int BucketReaching(const std::array<T, kLastBucket + 1>& sums, T goal) {
 }
 
 // The keys of the tokens in buckets 0..last, in id order. Every one of them ranks before
-// every token in a later bucket, so they are a prefix of the rank order. Compacted without a
-// branch: which tokens pass is as good as random.
+// every token in a later bucket, so they are a prefix of the rank order. 32 buckets are
+// compared at a time and only the passing tokens' keys made: often few pass, and which ones is
+// as good as random, so a branch per token would mispredict.
 void KeysUpTo(std::span<const float> logits, std::span<const uint8_t> bucket_of, int last,
               std::vector<uint64_t>& keys) {
-  keys.resize(logits.size());
-  size_t count = 0;
-  for (size_t id = 0; id < logits.size(); ++id) {
-    keys[count] = RankKey(logits[id], static_cast<int32_t>(id));
-    count += bucket_of[id] <= last;
+  const size_t n = logits.size();
+  keys.clear();
+  keys.reserve(n);
+  const auto add = [&](size_t id) {
+    keys.push_back(RankKey(logits[id], static_cast<int32_t>(id)));
+  };
+  const __m256i limit = _mm256_set1_epi8(static_cast<char>(last));
+  size_t first = 0;
+  for (; first + 32 <= n; first += 32) {
+    const __m256i buckets =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bucket_of.data() + first));
+    // Unsigned bucket <= last exactly where max(bucket, last) == last.
+    const __m256i passes = _mm256_cmpeq_epi8(_mm256_max_epu8(buckets, limit), limit);
+    for (auto mask = static_cast<uint32_t>(_mm256_movemask_epi8(passes)); mask != 0;
+         mask &= mask - 1) {
+      add(first + static_cast<size_t>(std::countr_zero(mask)));
+    }
   }
-  keys.resize(count);
+  for (size_t id = first; id < n; ++id) {
+    if (bucket_of[id] <= last) add(id);
+  }
 }
 
 // The ids of `keys` (id order) that rank no later than `boundary` and weigh at least `floor`.
@@ -149,7 +164,8 @@ void NucleusBySort(std::span<const uint64_t> candidates, std::span<const double>
   IdsUpTo(candidates, weights, boundary, floor, ids);
 }
 
-// The top_k first tokens in rank order, into `keys` in id order (0 < top_k < finite tokens).
+// The top_k first tokens in rank order, into `keys` in id order (0 < top_k < finite tokens):
+// the keys up to the bucket where the count reaches top_k, cut at the top_k-th smallest.
 void TopKKeys(std::span<const float> logits, std::span<const uint8_t> bucket_of, int32_t top_k,
               std::vector<uint64_t>& keys, std::vector<uint64_t>& scratch) {
   const auto counts = BucketSums<uint32_t>(bucket_of, [](size_t) { return 1u; });
@@ -161,13 +177,12 @@ void TopKKeys(std::span<const float> logits, std::span<const uint8_t> bucket_of,
   std::erase_if(keys, [boundary](uint64_t key) { return key > boundary; });
 }
 
-// The top-p nucleus over every finite token, into `ids` in id order.
-void NucleusOfAll(std::span<const float> logits, std::span<const double> weights,
+// The top-p nucleus over every finite token, into `ids` in id order; `total` is every weight
+// added in id order.
+void NucleusOfAll(std::span<const float> logits, std::span<const double> weights, double total,
                   std::span<const uint8_t> bucket_of, size_t finite, float top_p,
                   std::vector<uint64_t>& keys, std::vector<uint64_t>& ranked,
                   std::vector<int32_t>& ids) {
-  double total = 0.0;
-  for (double weight : weights) total += weight;  // in id order, as the rule adds it
   const double target = top_p * total;
   const double floor = (1.0 - top_p) * total / (2.0 * static_cast<double>(finite));
   const auto bucket_weights = BucketSums<double>(bucket_of, [&](size_t id) { return weights[id]; });
@@ -207,6 +222,23 @@ void NucleusOfAll(std::span<const float> logits, std::span<const double> weights
   NucleusBySort(keys, weights, top_p, ranked, ids);
 }
 
+// A row bucketed by logit, in this thread's buffers (kept across rows and steps).
+struct BucketedRow {
+  std::vector<uint8_t> bucket_of;
+  size_t finite = 0;  // tokens with a finite logit
+  std::vector<uint64_t> keys;
+  std::vector<uint64_t> scratch;
+};
+
+BucketedRow& Bucketed(std::span<const float> logits, float max_logit, float temperature) {
+  thread_local BucketedRow row;
+  row.bucket_of.resize(logits.size());
+  // By logit, not by weight: the rank order is the logits', and a bucket computed by monotone
+  // float steps keeps a higher logit in the same or an earlier bucket.
+  row.finite = BucketByLogit(logits, max_logit, BucketScale(temperature), row.bucket_of.data());
+  return row;
+}
+
 }  // namespace
 
 uint64_t RankKey(float logit, int32_t id) {
@@ -217,31 +249,25 @@ uint64_t RankKey(float logit, int32_t id) {
   return (uint64_t{~ascending} << 32) | static_cast<uint32_t>(id);
 }
 
-void TruncatedIds(std::span<const float> logits, std::span<const double> weights, float max_logit,
-                  float temperature, int32_t top_k, float top_p, std::vector<int32_t>& ids) {
-  thread_local std::vector<uint8_t> bucket_of;
-  thread_local std::vector<uint64_t> keys;
-  thread_local std::vector<uint64_t> ranked;
-  bucket_of.resize(logits.size());
-  // Bucket by logit, not by weight: the rank order is the logits', and a bucket computed by
-  // monotone float steps keeps a higher logit in the same or an earlier bucket.
-  const size_t finite =
-      BucketByLogit(logits, max_logit, BucketScale(temperature), bucket_of.data());
-  ids.clear();
-  if (finite == 0) return;
-  if (top_k > 0 && static_cast<size_t>(top_k) < finite) {
-    TopKKeys(logits, bucket_of, top_k, keys, ranked);
-    if (top_p < 1.0f) {
-      NucleusBySort(keys, weights, top_p, ranked, ids);
-    } else {
-      IdsUpTo(keys, weights, std::numeric_limits<uint64_t>::max(), 0.0, ids);
-    }
-  } else if (top_p < 1.0f) {
-    NucleusOfAll(logits, weights, bucket_of, finite, top_p, keys, ranked, ids);
+void TopKIds(std::span<const float> logits, float max_logit, float temperature, int32_t top_k,
+             std::vector<int32_t>& ids) {
+  BucketedRow& row = Bucketed(logits, max_logit, temperature);
+  if (static_cast<size_t>(top_k) < row.finite) {
+    TopKKeys(logits, row.bucket_of, top_k, row.keys, row.scratch);
   } else {
-    KeysUpTo(logits, bucket_of, kLastBucket, keys);
-    IdsUpTo(keys, weights, std::numeric_limits<uint64_t>::max(), 0.0, ids);
+    KeysUpTo(logits, row.bucket_of, kLastBucket, row.keys);  // every finite token
   }
+  ids.resize(row.keys.size());
+  std::transform(row.keys.begin(), row.keys.end(), ids.begin(), IdOf);
+}
+
+void TopPIds(std::span<const float> logits, std::span<const double> weights, float max_logit,
+             double weight_total, float temperature, float top_p, std::vector<int32_t>& ids) {
+  BucketedRow& row = Bucketed(logits, max_logit, temperature);
+  ids.clear();
+  if (row.finite == 0) return;
+  NucleusOfAll(logits, weights, weight_total, row.bucket_of, row.finite, top_p, row.keys,
+               row.scratch, ids);
 }
 
 }  // namespace slotserve::kernels::cpu

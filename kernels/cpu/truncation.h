@@ -6,7 +6,8 @@
 // first, shows roughly where the kept tokens end; only the tokens up to that bucket are ranked.
 // The walk that decides the nucleus is the exact one of the sampling rule (kernels/sampling.h),
 // so the tokens kept are a full sort's, bit for bit; when rounding leaves the boundary beyond
-// the bucket, the full sort runs instead.
+// the bucket, the full sort runs instead. Top-k needs no weights at all, so the sampler
+// computes them only for the k tokens it keeps.
 #pragma once
 
 #include <cstdint>
@@ -21,17 +22,22 @@ namespace slotserve::kernels::cpu {
 // these is several times faster than sorting candidates through a comparator.
 uint64_t RankKey(float logit, int32_t id);
 
-// The tokens a row keeps under top-k then top-p, into `ids` in id order:
-//   - top_k > 0: the top_k first finite tokens in rank order (all of them when fewer);
-//   - then, top_p < 1: the shortest rank-order prefix of those whose weights, added in rank
-//     order, reach top_p * total, where total is their weights added in id order. Ranking
-//     skips the tokens lighter than (1 - top_p) * total / (2 * their count), which together
-//     weigh too little to be reached; when rounding leaves no prefix reaching the target,
-//     every token at least that heavy.
-// Empty when no logit is finite.
+// The first top_k finite tokens of a row in rank order (every finite token when fewer), into
+// `ids` in id order. top_k > 0; max_logit: the largest finite logit (MaxFinite), temperature > 0
+// (they set the buckets' scale).
+void TopKIds(std::span<const float> logits, float max_logit, float temperature, int32_t top_k,
+             std::vector<int32_t>& ids);
+
+// The top-p nucleus of a row, into `ids` in id order: the shortest prefix, in rank order, of
+// the row's finite tokens whose weights, added in rank order, reach top_p * weight_total.
+// Ranking skips the tokens lighter than (1 - top_p) * weight_total / (2 * finite tokens), which
+// together weigh too little to be reached; when rounding leaves no prefix reaching the target,
+// every token at least that heavy. Empty when no logit is finite. After top-k, call it on the
+// kept tokens alone, in id order.
 //   weights: the row's sampling weights (SamplingWeights), 0 where the logit is not finite;
-//   max_logit: the largest finite logit (MaxFinite); temperature > 0; 0 < top_p <= 1.
-void TruncatedIds(std::span<const float> logits, std::span<const double> weights, float max_logit,
-                  float temperature, int32_t top_k, float top_p, std::vector<int32_t>& ids);
+//   weight_total: every weight added in id order; max_logit: the largest finite logit
+//   (MaxFinite); temperature > 0; 0 < top_p < 1.
+void TopPIds(std::span<const float> logits, std::span<const double> weights, float max_logit,
+             double weight_total, float temperature, float top_p, std::vector<int32_t>& ids);
 
 }  // namespace slotserve::kernels::cpu

@@ -66,6 +66,26 @@ TEST(SamplingWeightsTest, NonFiniteAndTinyWeighNothingAtEveryLength) {
   }
 }
 
+// The fused pass gives SamplingWeights' bits and the running sums of a plain loop in id order,
+// at every length (groups of four and the 1-3 after them).
+TEST(SamplingWeightsTest, CumulativeIsTheRunningSumInIdOrder) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int n : {0, 1, 2, 3, 4, 5, 7, 8, 9, 4000, 4003}) {
+    std::vector<float> logits = testing::RandomFloats(n, 40 + n, -20.0f, 3.0f);
+    for (int i = 1; i < n; i += 7) logits[i] = i % 2 == 0 ? -inf : std::nanf("");
+    const float max_logit = MaxFinite(logits.data(), n);
+    std::vector<double> want(n), got(n, -1.0), cumulative(n, -1.0);
+    SamplingWeights(logits.data(), n, max_logit, 0.9f, want.data());
+    SamplingWeightsAndCumulative(logits.data(), n, max_logit, 0.9f, got.data(), cumulative.data());
+    double running = 0.0;
+    for (int i = 0; i < n; ++i) {
+      running += want[i];
+      ASSERT_EQ(got[i], want[i]) << "n " << n << " i " << i;
+      ASSERT_EQ(cumulative[i], running) << "n " << n << " i " << i;
+    }
+  }
+}
+
 TEST(SamplingWeightsTest, MaxFiniteSkipsInfinitiesAndNaN) {
   const float inf = std::numeric_limits<float>::infinity();
   EXPECT_EQ(MaxFinite(nullptr, 0), -inf);

@@ -1,8 +1,8 @@
-// The cpu sampler's top-p nucleus (kernels/cpu/truncation.h) against the rule written out
-// plainly: every finite token sorted by a comparator (higher logit first, lower id on ties),
-// the ones lighter than the floor skipped, the rest walked until their weight reaches top_p of
-// the total. The nucleus must be the same tokens, not merely close: the draw that follows
-// depends on every one of them.
+// The cpu sampler's truncation (kernels/cpu/truncation.h, through SamplingDistribution)
+// against the rule written out plainly: every finite token sorted by a comparator (higher logit
+// first, lower id on ties), the first top_k kept, then the ones lighter than the floor skipped
+// and the rest walked until their weight reaches top_p of their total. The kept tokens must be
+// the same, not merely close: the draw that follows depends on every one of them.
 #include "kernels/cpu/truncation.h"
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/cpu/sampling_weights.h"
+#include "kernels/sampling.h"
 #include "tests/unit/kernels/test_data.h"
 
 namespace slotserve::kernels::cpu {
@@ -52,19 +53,24 @@ std::vector<int32_t> TruncatedByFullSort(const std::vector<float>& logits,
   return ranked;
 }
 
-// Checks one row at one temperature, top_k and top_p; returns how many tokens are kept.
+// Checks one row at one temperature, top_k and top_p through the cpu sampler's distribution
+// (kernels/sampling.h, which truncates with truncation.h): the kept tokens, each with its
+// weight over the kept tokens' total added in id order. Returns how many tokens are kept.
 size_t ExpectSameTokens(const std::vector<float>& logits, float temperature, int32_t top_k,
                         float top_p) {
   const int n = static_cast<int>(logits.size());
   const float max_logit = MaxFinite(logits.data(), n);
   std::vector<double> weights(logits.size());
   SamplingWeights(logits.data(), n, max_logit, temperature, weights.data());
-  std::vector<int32_t> got = {-1};  // must be replaced, not appended to
-  TruncatedIds(logits, weights, max_logit, temperature, top_k, top_p, got);
-  const std::vector<int32_t> want = TruncatedByFullSort(logits, weights, top_k, top_p);
+  const std::vector<int32_t> kept = TruncatedByFullSort(logits, weights, top_k, top_p);
+  double total = 0.0;
+  for (int32_t id : kept) total += weights[id];
+  std::vector<double> want(logits.size(), 0.0);
+  for (int32_t id : kept) want[id] = weights[id] / total;
+  const std::vector<double> got = SamplingDistribution(logits, temperature, top_k, top_p, 0.0f);
   EXPECT_EQ(got, want) << "vocab " << n << " temperature " << temperature << " top_k " << top_k
-                       << " top_p " << top_p;
-  return got.size();
+                       << " top_p " << top_p << ": " << kept.size() << " tokens kept";
+  return kept.size();
 }
 
 TEST(TruncationTest, RandomRowsGiveTheFullSortsNucleus) {
@@ -116,7 +122,10 @@ TEST(TruncationTest, NonFiniteLogitsAreNeverKept) {
   std::vector<int32_t> ids = {4};
   const std::vector<float> none = {-kInf, std::nanf(""), kInf};
   const std::vector<double> zero(3, 0.0);
-  TruncatedIds(none, zero, -kInf, 1.0f, 5, 0.9f, ids);
+  TopPIds(none, zero, -kInf, 0.0, 1.0f, 0.9f, ids);
+  EXPECT_TRUE(ids.empty()) << "no finite logit leaves nothing to draw";
+  ids = {4};
+  TopKIds(none, -kInf, 1.0f, 2, ids);
   EXPECT_TRUE(ids.empty()) << "no finite logit leaves nothing to draw";
 }
 
@@ -159,9 +168,8 @@ TEST(TruncationTest, TopKAloneAndWithTopP) {
   }
   // top_k cutting through a run of equal logits keeps its lowest ids.
   const std::vector<float> flat(300, -2.0f);
-  std::vector<double> weights(300, 1.0);
   std::vector<int32_t> ids;
-  TruncatedIds(flat, weights, -2.0f, 1.0f, 5, 1.0f, ids);
+  TopKIds(flat, -2.0f, 1.0f, 5, ids);
   EXPECT_EQ(ids, (std::vector<int32_t>{0, 1, 2, 3, 4}));
 }
 
