@@ -26,6 +26,12 @@ quick=(--warmup=0 --repeats=1 --steps_per_repeat=2 --out="$work/results")
   --new_tokens=4 --rounds=1 "${quick[@]}"
 "$bench" --suite=scaling --models="$work/models/abc,$work/models/softmax" --threads=2 \
   --batches=1,3 --context=4 --pairs=2 --job_us=2 "${quick[@]}"
+# The sampled step with a nucleus, into its own folder (the suite's CSV name is fixed).
+"$bench" --suite=scaling --models="$work/models/abc" --threads=2 --batches=2 --context=4 \
+  --pairs=2 --job_us=2 --sampling_temperature=0.8 --sampling_top_p=0.9 \
+  "${quick[@]/--out=*/--out=$work/results-top-p}"
+grep -q 'sampled t=0.8 top_p=0.9' "$work/results-top-p/thread_scaling.csv" ||
+  { echo "smoke: no top-p row in the sampled scaling suite" >&2; exit 1; }
 
 PYTHONPATH="$here/../python" "$python" "$here/python/torch_decode_bench.py" \
   --models "$work/models/abc,$work/models/softmax" --batches 1,2 --context 4 --steps-per-repeat 2 \
