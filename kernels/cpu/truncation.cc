@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <optional>
 
 namespace slotserve::kernels::cpu {
 namespace {
@@ -139,8 +140,8 @@ void IdsUpTo(std::span<const uint64_t> keys, std::span<const double> weights, ui
 }
 
 // The top-p rule over `candidates` (keys in id order) as written: total in id order, the
-// tokens at least `floor` heavy sorted and walked. For the candidates top-k left, and for any
-// row where the buckets' estimate fell short.
+// tokens at least `floor` heavy sorted and walked. For a row where the buckets' estimate fell
+// short.
 void NucleusBySort(std::span<const uint64_t> candidates, std::span<const double> weights,
                    float top_p, std::vector<uint64_t>& ranked, std::vector<int32_t>& ids) {
   double total = 0.0;
@@ -177,6 +178,29 @@ void TopKKeys(std::span<const float> logits, std::span<const uint8_t> bucket_of,
   std::erase_if(keys, [boundary](uint64_t key) { return key > boundary; });
 }
 
+// The rule's walk over `ranked` (grouped by bucket, bucket b at [start[b], start[b + 1])),
+// sorting each bucket as it reaches it: the key of the token whose cumulative weight reaches
+// `target`. The rule ranks only tokens at least `floor` heavy; its walk ends at the same token
+// when none before it is lighter (weights follow logits, but only within the exponential's
+// 2 ulp). Nothing when that does not hold or the walk falls short.
+std::optional<uint64_t> WalkByBucket(std::span<uint64_t> ranked,
+                                     const std::array<uint32_t, kLastBucket + 2>& start,
+                                     std::span<const double> weights, double target, double floor) {
+  double cumulative = 0.0;
+  for (int b = 0; b <= kLastBucket; ++b) {
+    const auto first = ranked.begin() + start[b];
+    const auto end = ranked.begin() + start[b + 1];
+    std::sort(first, end);
+    for (auto it = first; it != end; ++it) {
+      const double weight = weights[IdOf(*it)];
+      if (weight < floor) return std::nullopt;
+      cumulative += weight;
+      if (cumulative >= target) return *it;
+    }
+  }
+  return std::nullopt;
+}
+
 // The top-p nucleus over every finite token, into `ids` in id order; `total` is every weight
 // added in id order.
 void NucleusOfAll(std::span<const float> logits, std::span<const double> weights, double total,
@@ -198,28 +222,14 @@ void NucleusOfAll(std::span<const float> logits, std::span<const double> weights
   ranked.resize(keys.size());
   for (uint64_t key : keys) ranked[next[bucket_of[IdOf(key)]]++] = key;
 
-  // The rule's walk. The rule ranks only tokens at least `floor` heavy; its walk ends at the
-  // same token when none before it is lighter (weights follow logits, but only within the
-  // exponential's 2 ulp).
-  double cumulative = 0.0;
-  bool lighter_than_floor = false;
-  for (int b = 0; b <= kLastBucket; ++b) {
-    const auto first = ranked.begin() + bucket_start[b];
-    const auto end = ranked.begin() + bucket_start[b + 1];
-    std::sort(first, end);
-    for (auto it = first; it != end; ++it) {
-      const double weight = weights[IdOf(*it)];
-      lighter_than_floor |= weight < floor;
-      cumulative += weight;
-      if (cumulative >= target) {
-        if (lighter_than_floor) break;
-        IdsUpTo(keys, weights, *it, 0.0, ids);
-        return;
-      }
-    }
+  const std::optional<uint64_t> last_kept =
+      WalkByBucket(ranked, bucket_start, weights, target, floor);
+  if (last_kept.has_value()) {
+    IdsUpTo(keys, weights, *last_kept, 0.0, ids);
+  } else {
+    KeysUpTo(logits, bucket_of, kLastBucket, keys);  // every finite token
+    NucleusBySort(keys, weights, top_p, ranked, ids);
   }
-  KeysUpTo(logits, bucket_of, kLastBucket, keys);  // every finite token
-  NucleusBySort(keys, weights, top_p, ranked, ids);
 }
 
 // A row bucketed by logit, in this thread's buffers (kept across rows and steps).
