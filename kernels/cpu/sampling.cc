@@ -43,13 +43,14 @@ int32_t ArgMax(std::span<const float> logits) {
 }
 
 // Per compute thread: a row's buffers, kept across steps, so that a sampled step allocates
-// only its candidate lists.
+// nothing once they have grown.
 struct RowScratch {
   std::vector<double> weights;     // of the row's tokens (or of top-k's), in id order
   std::vector<double> cumulative;  // their running sums
   std::vector<int32_t> top_k_ids;
   std::vector<float> top_k_logits;
   std::vector<int32_t> nucleus;  // indices into the (possibly narrowed) row
+  std::vector<Candidate> kept;   // KeptCandidates' result
 };
 
 // Every token's weight (0 for a non-finite logit) and their running sums in id order, into
@@ -71,9 +72,10 @@ struct Truncation {
   float min_p;
 };
 
-// The tokens a row may draw under truncation, with their weights, in id order.
-std::vector<Candidate> KeptCandidates(std::span<const float> logits, float temperature,
-                                      const Truncation& t, RowScratch& scratch) {
+// The tokens a row may draw under truncation, with their weights, in id order, into
+// scratch.kept.
+const std::vector<Candidate>& KeptCandidates(std::span<const float> logits, float temperature,
+                                             const Truncation& t, RowScratch& scratch) {
   const float max_logit = cpu::MaxFinite(logits.data(), static_cast<int>(logits.size()));
   // Top-k first narrows the row to its k tokens (in id order, so ties still rank by id): only
   // their weights are computed, and top-p ranks only them.
@@ -91,7 +93,8 @@ std::vector<Candidate> KeptCandidates(std::span<const float> logits, float tempe
   const auto id_of = [&](size_t i) {
     return narrowed ? scratch.top_k_ids[i] : static_cast<int32_t>(i);
   };
-  std::vector<Candidate> kept;
+  std::vector<Candidate>& kept = scratch.kept;
+  kept.clear();
   if (t.top_p < 1.0f) {
     cpu::TopPIds(row, scratch.weights, max_logit, total, temperature, t.top_p, scratch.nucleus);
     kept.reserve(scratch.nucleus.size());
@@ -141,7 +144,7 @@ int32_t SampleRow(const SamplingParams& p, int row, RowScratch& scratch) {
     WeighRow(logits, cpu::MaxFinite(logits.data(), p.vocab), temperature, scratch);
     return DrawFromAll(logits, scratch.weights, scratch.cumulative, uniform);
   }
-  const std::vector<Candidate> kept = KeptCandidates(logits, temperature, truncation, scratch);
+  const std::vector<Candidate>& kept = KeptCandidates(logits, temperature, truncation, scratch);
   if (kept.empty()) return ArgMax(logits);
   double total = 0.0;
   for (const Candidate& c : kept) total += c.weight;
@@ -176,7 +179,7 @@ std::vector<double> SamplingDistribution(std::span<const float> logits, float te
   if (temperature == 0.0f) return {};
   std::vector<double> probabilities(logits.size(), 0.0);
   RowScratch scratch;
-  const std::vector<Candidate> kept =
+  const std::vector<Candidate>& kept =
       KeptCandidates(logits, temperature, {top_k, top_p, min_p}, scratch);
   double total = 0.0;
   for (const Candidate& c : kept) total += c.weight;
