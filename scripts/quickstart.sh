@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# From a fresh clone: installs what is missing, builds (Release, build/), makes the default
-# model when there is none, starts slotserve-server on loopback, waits until it is healthy,
+# From a fresh clone: installs what is missing, builds the server and the CLI (Release, build/;
+# scripts/build.sh builds everything, tools, tests and benchmarks too), makes the default model
+# when there is none, starts slotserve-server on loopback, waits until it is healthy,
 # streams one completion through slotserve-cli, then stops the server with SIGTERM (it drains
 # and exits 0).
 #
@@ -18,7 +19,8 @@ port=${PORT:-50051}
 metrics_port=${METRICS_PORT:-9464}
 
 if [ "${SLOTSERVE_SKIP_BUILD:-0}" != 1 ]; then
-  SLOTSERVE_BUILD_DIR=$build_dir "$root/scripts/build.sh"
+  SLOTSERVE_BUILD_DIR=$build_dir SLOTSERVE_BUILD_TARGETS="slotserve-server slotserve-cli" \
+    "$root/scripts/build.sh"
 fi
 server_bin=$build_dir/server/slotserve-server
 cli_bin=$build_dir/clients/slotserve-cli
