@@ -7,14 +7,10 @@
 #include <limits>
 
 #include "kernels/cpu/exp_double_avx2.h"
+#include "kernels/cpu/finite_mask_avx2.h"
 
 namespace slotserve::kernels::cpu {
 namespace {
-
-// All-ones lanes where x is finite: x - x is 0 for finite x and NaN for inf and NaN.
-__m256 FiniteMask(__m256 x) {
-  return _mm256_cmp_ps(_mm256_sub_ps(x, x), _mm256_setzero_ps(), _CMP_EQ_OQ);
-}
 
 // Computes the weights of logits[0, n) four at a time, calling after_four(first, count) once
 // each group is stored at weights + first; the last 1-3 go through a padded copy, so every
@@ -26,7 +22,7 @@ void ForEachFourWeights(const float* logits, int n, float max_logit, float tempe
   const __m256d divisor = _mm256_set1_pd(temperature);
   const auto four = [&](const float* in, double* out) {
     const __m128 v = _mm_loadu_ps(in);
-    const __m128 finite = _mm_cmpeq_ps(_mm_sub_ps(v, v), _mm_setzero_ps());
+    const __m128 finite = FiniteMask(v);
     const __m256d x = _mm256_div_pd(_mm256_sub_pd(_mm256_cvtps_pd(v), max), divisor);
     const __m256d keep = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm_castps_si128(finite)));
     _mm256_storeu_pd(out, _mm256_and_pd(keep, Exp4d(_mm256_and_pd(keep, x))));
@@ -65,11 +61,6 @@ float MaxFinite(const float* x, int n) {
     if (std::isfinite(x[i])) result = std::max(result, x[i]);
   }
   return result;
-}
-
-void SamplingWeights(const float* logits, int n, float max_logit, float temperature,
-                     double* weights) {
-  ForEachFourWeights(logits, n, max_logit, temperature, weights, [](int, int) {});
 }
 
 void SamplingWeightsAndCumulative(const float* logits, int n, float max_logit, float temperature,

@@ -10,6 +10,8 @@
 #include <limits>
 #include <optional>
 
+#include "kernels/cpu/finite_mask_avx2.h"
+
 namespace slotserve::kernels::cpu {
 namespace {
 
@@ -44,7 +46,7 @@ size_t BucketByLogit(std::span<const float> logits, float max_logit, float scale
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(logits.data() + i);
-    const __m256 is_finite = _mm256_cmp_ps(_mm256_sub_ps(v, v), _mm256_setzero_ps(), _CMP_EQ_OQ);
+    const __m256 is_finite = FiniteMask(v);
     // Non-finite lanes give NaN here; min_ps returns its second operand (254) for them, and
     // the blend below replaces it.
     const __m256 depth = _mm256_min_ps(_mm256_mul_ps(_mm256_sub_ps(max, v), times), last);
@@ -139,14 +141,12 @@ void IdsUpTo(std::span<const uint64_t> keys, std::span<const double> weights, ui
   ids.resize(kept);
 }
 
-// The top-p rule over `candidates` (keys in id order) as written: total in id order, the
-// tokens at least `floor` heavy sorted and walked. For a row where the buckets' estimate fell
-// short.
+// The top-p rule over `candidates` (every finite token's key, in id order) as written: the
+// tokens at least `floor` heavy sorted and walked to top_p * total. For a row where the
+// buckets' estimate fell short.
 void NucleusBySort(std::span<const uint64_t> candidates, std::span<const double> weights,
-                   float top_p, std::vector<uint64_t>& ranked, std::vector<int32_t>& ids) {
-  double total = 0.0;
-  for (uint64_t key : candidates) total += weights[IdOf(key)];
-  const double floor = (1.0 - top_p) * total / (2.0 * static_cast<double>(candidates.size()));
+                   double total, float top_p, double floor, std::vector<uint64_t>& ranked,
+                   std::vector<int32_t>& ids) {
   ranked.clear();
   for (uint64_t key : candidates) {
     if (weights[IdOf(key)] >= floor) ranked.push_back(key);
@@ -228,7 +228,7 @@ void NucleusOfAll(std::span<const float> logits, std::span<const double> weights
     IdsUpTo(keys, weights, *last_kept, 0.0, ids);
   } else {
     KeysUpTo(logits, bucket_of, kLastBucket, keys);  // every finite token
-    NucleusBySort(keys, weights, top_p, ranked, ids);
+    NucleusBySort(keys, weights, total, top_p, floor, ranked, ids);
   }
 }
 

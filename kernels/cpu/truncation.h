@@ -34,8 +34,8 @@ void TopKIds(std::span<const float> logits, float max_logit, float temperature, 
 // together weigh too little to be reached; when rounding leaves no prefix reaching the target,
 // every token at least that heavy. Empty when no logit is finite. After top-k, call it on the
 // kept tokens alone, in id order.
-//   weights: the row's sampling weights (SamplingWeights), 0 where the logit is not finite;
-//   weight_total: every weight added in id order; max_logit: the largest finite logit
+//   weights: the row's sampling weights (SamplingWeightsAndCumulative), 0 where the logit is not
+//   finite; weight_total: every weight added in id order; max_logit: the largest finite logit
 //   (MaxFinite); temperature > 0; 0 < top_p < 1.
 void TopPIds(std::span<const float> logits, std::span<const double> weights, float max_logit,
              double weight_total, float temperature, float top_p, std::vector<int32_t>& ids);

@@ -60,8 +60,9 @@ size_t ExpectSameTokens(const std::vector<float>& logits, float temperature, int
                         float top_p) {
   const int n = static_cast<int>(logits.size());
   const float max_logit = MaxFinite(logits.data(), n);
-  std::vector<double> weights(logits.size());
-  SamplingWeights(logits.data(), n, max_logit, temperature, weights.data());
+  std::vector<double> weights(logits.size()), cumulative(logits.size());
+  SamplingWeightsAndCumulative(logits.data(), n, max_logit, temperature, weights.data(),
+                               cumulative.data());
   const std::vector<int32_t> kept = TruncatedByFullSort(logits, weights, top_k, top_p);
   double total = 0.0;
   for (int32_t id : kept) total += weights[id];
