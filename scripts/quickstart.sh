@@ -21,19 +21,19 @@ metrics_port=${METRICS_PORT:-9464}
 
 # Without a GPU the server runs on the CPU, so the CUDA kernels are left out: nvcc was most of
 # the quick start's build (server and CLI from a fresh clone on a 2-core VM with CUDA 13
-# installed: 9m22s with them, 3m25s without). scripts/build.sh builds them again.
+# installed: 9m22s with them, 3m23s without). scripts/build.sh builds them again.
 gpu_visible() { [ -e /dev/nvidia0 ] || nvidia-smi -L >/dev/null 2>&1; }
-with_cuda=${SLOTSERVE_WITH_CUDA:-}
-if [ -z "$with_cuda" ]; then
-  if gpu_visible; then
-    with_cuda=AUTO
-  else
-    with_cuda=OFF
-    echo "quickstart: no NVIDIA GPU visible: building without the CUDA backend"
-  fi
-fi
 
 if [ "${SLOTSERVE_SKIP_BUILD:-0}" != 1 ]; then
+  with_cuda=${SLOTSERVE_WITH_CUDA:-}
+  if [ -z "$with_cuda" ]; then
+    if gpu_visible; then
+      with_cuda=AUTO
+    else
+      with_cuda=OFF
+      echo "quickstart: no NVIDIA GPU visible: building without the CUDA backend"
+    fi
+  fi
   SLOTSERVE_BUILD_DIR=$build_dir SLOTSERVE_BUILD_TARGETS="slotserve-server slotserve-cli" \
     SLOTSERVE_WITH_CUDA=$with_cuda "$root/scripts/build.sh"
 fi
