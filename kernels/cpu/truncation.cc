@@ -142,17 +142,16 @@ void IdsUpTo(std::span<const uint64_t> keys, std::span<const double> weights, ui
 }
 
 // The top-p rule over `candidates` (every finite token's key, in id order) as written: the
-// tokens at least `floor` heavy sorted and walked to top_p * total. For a row where the
-// buckets' estimate fell short.
+// tokens at least `floor` heavy sorted and walked until their sum reaches `target`. For a row
+// where the buckets' estimate fell short.
 void NucleusBySort(std::span<const uint64_t> candidates, std::span<const double> weights,
-                   double total, float top_p, double floor, std::vector<uint64_t>& ranked,
+                   double target, double floor, std::vector<uint64_t>& ranked,
                    std::vector<int32_t>& ids) {
   ranked.clear();
   for (uint64_t key : candidates) {
     if (weights[IdOf(key)] >= floor) ranked.push_back(key);
   }
   std::sort(ranked.begin(), ranked.end());
-  const double target = top_p * total;
   uint64_t boundary = std::numeric_limits<uint64_t>::max();  // every survivor, if none reaches
   double cumulative = 0.0;
   for (uint64_t key : ranked) {
@@ -228,7 +227,7 @@ void NucleusOfAll(std::span<const float> logits, std::span<const double> weights
     IdsUpTo(keys, weights, *last_kept, 0.0, ids);
   } else {
     KeysUpTo(logits, bucket_of, kLastBucket, keys);  // every finite token
-    NucleusBySort(keys, weights, total, top_p, floor, ranked, ids);
+    NucleusBySort(keys, weights, target, floor, ranked, ids);
   }
 }
 
