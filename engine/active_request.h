@@ -14,6 +14,7 @@
 #include "engine/generated_text_stream.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
+#include "engine/prompt_scores.h"
 #include "engine/sampler.h"
 #include "engine/state_blob.h"
 #include "engine/tokenizer.h"
@@ -139,6 +140,9 @@ class ActiveRequest {
   // The last token generated (never fed to the state); -1 before the first.
   int32_t last_token() const { return last_token_id_; }
 
+  // The prompt's scores (LogprobOptions::prompt), gathered while it is prefilled.
+  PromptScores& prompt_scores() { return prompt_scores_; }
+
  private:
   // The ids the next token may not be (empty once min_new_tokens is reached).
   std::span<const int32_t> MaskedNow() const;
@@ -156,7 +160,8 @@ class ActiveRequest {
   std::vector<int32_t> masked_before_min_new_;  // eos (unless ignored) and stop token ids
   std::optional<RequestState> session_state_;
   std::unique_ptr<BeamRequest> beam_;  // beam search only
-  int64_t start_position_ = 0;         // tokens in the state before the prompt (a session's)
+  PromptScores prompt_scores_;
+  int64_t start_position_ = 0;  // tokens in the state before the prompt (a session's)
   size_t prompt_fed_ = 0;
   int32_t generated_ = 0;
   int32_t last_token_id_ = -1;

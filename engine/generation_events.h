@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,11 +44,15 @@ struct GeneratedTokenLogprobs {
 //   splits a character; the concatenation of all chunks' text is the generated text.
 // - `logprobs` has one entry per id when LogprobOptions::enabled, else is empty.
 // Without a tokenizer `text` is always empty.
+// - `prompt_logprobs` is set once, in choice 0's first chunk (before its first token), when
+//   LogprobOptions::prompt: prompt tokens 1..size-1 in order (the first has no context to be
+//   scored in); the same for every choice, which all share the prompt.
 struct TokenChunk {
   int32_t choice_index = 0;  // which choice (GenerationRequest::n) the tokens belong to
   std::vector<int32_t> ids;
   std::string text;
   std::vector<GeneratedTokenLogprobs> logprobs;
+  std::optional<std::vector<GeneratedTokenLogprobs>> prompt_logprobs;
 };
 
 // One finished beam-search hypothesis (BeamOptions): its generated ids (an ending eos or stop

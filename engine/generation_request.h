@@ -52,6 +52,12 @@ struct LogprobOptions {
   // Also report the top_n most likely alternatives of each position (same distribution).
   // Must be in [0, SchedulerOptions::max_top_logprobs]; ignored unless enabled.
   int64_t top_n = 0;
+  // Also score the prompt: each prompt token after the first under the distribution the model
+  // gives it from the tokens before it (with the same top_n alternatives), reported once in
+  // TokenChunk::prompt_logprobs (prompt_scores.h). Needs enabled; not with a session to
+  // continue (its first token's context is the session's) nor a seq2seq source. Such a request
+  // is prefilled from token 0: a cached prefix state would skip rows it must score.
+  bool prompt = false;
 };
 
 // Sessions (DESIGN §9, session_store.h).

@@ -134,6 +134,24 @@ absl::Status CheckBeamOptions(const GenerationRequest& request, const RequestLim
   return absl::OkStatus();
 }
 
+// LogprobOptions::prompt scores the prompt from its first token: each score's context is the
+// prompt before it, which a session's state or a seq2seq source would change.
+absl::Status CheckPromptScoring(const GenerationRequest& request) {
+  if (!request.logprobs.prompt) return absl::OkStatus();
+  if (!request.logprobs.enabled) {
+    return Invalid("logprobs.prompt (score the prompt) needs logprobs.enabled");
+  }
+  if (!request.session.handle.empty()) {
+    return Invalid(absl::StrCat("logprobs.prompt (score the prompt) cannot continue a session (",
+                                request.session.handle,
+                                "): the prompt's first token would be scored in its context"));
+  }
+  if (!request.source_ids.empty()) {
+    return Invalid("logprobs.prompt (score the prompt) is not supported with a seq2seq source");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int32_t EffectiveMaxNewTokens(const StoppingOptions& stopping, const RequestLimits& limits) {
@@ -171,6 +189,7 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
     return Invalid(absl::StrCat("logprobs.top_n must be in [0, ", limits.max_top_logprobs,
                                 "], got ", request.logprobs.top_n));
   }
+  SLOTSERVE_RETURN_IF_ERROR(CheckPromptScoring(request));
   return CheckBeamOptions(request, limits);
 }
 

@@ -359,7 +359,8 @@ class Scheduler::Impl final : private RequestFinisher {
 
   // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
   void RestorePrefix(ActiveRequest& request) {
-    if (prefix_cache_ == nullptr) return;
+    // A prompt being scored is fed whole: a prefix state would skip rows it must score.
+    if (prefix_cache_ == nullptr || request.request().logprobs.prompt) return;
     const std::optional<PrefixCache::Hit> hit = prefix_cache_->Lookup(request.request().prompt_ids);
     if (hit && arena_->Restore(request.slot(), *hit->state).ok()) {
       request.StartFromPrefix(hit->tokens);

@@ -3,6 +3,7 @@
 #include <optional>
 #include <utility>
 
+#include "base/status_macros.h"
 #include "engine/ending_status.h"
 
 namespace slotserve::engine {
@@ -92,21 +93,30 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
   const std::span<const int32_t> chunk = request.prompt_left().first(tokens);
   // Only the chunk that completes the prompt selects a token: the request's first.
   const bool completes_prompt = chunk.size() == request.prompt_left().size();
+  // A prompt being scored is fed asking for every row's logits, but for the row that selects
+  // the first token: the rows whose next token is in the prompt.
+  const bool scores_prompt = request.request().logprobs.prompt;
+  const std::span<const int32_t> scored =
+      !scores_prompt ? std::span<const int32_t>() : chunk.first(chunk.size() - completes_prompt);
   std::optional<models::TokenSampling> sampling;
   absl::Status status;
   int32_t token = -1;
   const absl::Time start = absl::Now();
-  if (completes_prompt) {
-    sampling = request.NextTokenSampling();
-    raw_logits_.resize(sampling->want_raw_logits ? vocab_ : 0);
-    absl::StatusOr<int32_t> selected =
-        model_.PrefillAndSample(arena_, request.slot(), chunk, *sampling, raw_logits_);
-    status = selected.status();
-    token = selected.value_or(-1);
-  } else {
-    prefill_logits_.resize(vocab_);
-    status = model_.Prefill(arena_, request.slot(), chunk, models::LogitsWanted::kLastToken,
-                            prefill_logits_);
+  if (!scored.empty()) status = ScorePrompt(request, scored);
+  const std::span<const int32_t> rest = chunk.subspan(scored.size());
+  if (status.ok() && !rest.empty()) {
+    if (completes_prompt) {
+      sampling = request.NextTokenSampling();
+      raw_logits_.resize(sampling->want_raw_logits ? vocab_ : 0);
+      absl::StatusOr<int32_t> selected =
+          model_.PrefillAndSample(arena_, request.slot(), rest, *sampling, raw_logits_);
+      status = selected.status();
+      token = selected.value_or(-1);
+    } else {
+      prefill_logits_.resize(vocab_);
+      status = model_.Prefill(arena_, request.slot(), rest, models::LogitsWanted::kLastToken,
+                              prefill_logits_);
+    }
   }
   const absl::Time end = absl::Now();
   observer_.OnStep(StepPhase::kPrefill, tokens, end - start);
@@ -117,6 +127,13 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
   }
   request.PromptFed(chunk.size(), end);
   MaybeCheckpoint(request);
+  if (scores_prompt && request.choice_index() == 0) {
+    // Before the first token's chunk, so that a client sees the prompt first.
+    TokenChunk scores;
+    scores.prompt_logprobs =
+        request.prompt_scores().TakeWhenComplete(request.request().prompt_ids.size());
+    if (scores.prompt_logprobs.has_value()) request.sink().OnTokens(scores);
+  }
   if (sampling) {
     size_t next_raw_row = 0;
     const std::span<const float> raw =
@@ -127,6 +144,16 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
       HandleOutcome(request, request.AcceptToken(token, raw), end);
     }
   }
+}
+
+absl::Status StepRunner::ScorePrompt(ActiveRequest& request, std::span<const int32_t> tokens) {
+  prefill_logits_.resize(tokens.size() * vocab_);
+  SLOTSERVE_RETURN_IF_ERROR(model_.Prefill(arena_, request.slot(), tokens,
+                                           models::LogitsWanted::kEveryToken, prefill_logits_));
+  const GenerationRequest& options = request.request();
+  request.prompt_scores().AddRows(prefill_logits_, vocab_, options.prompt_ids, request.prompt_fed(),
+                                  static_cast<int>(options.logprobs.top_n));
+  return absl::OkStatus();
 }
 
 void StepRunner::MaybeCheckpoint(const ActiveRequest& request) {

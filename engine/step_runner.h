@@ -53,6 +53,9 @@ class StepRunner {
  private:
   void Decode(std::span<ActiveRequest* const> batch);
   void Prefill(ActiveRequest& request, int tokens);
+  // Feeds `tokens` (the next prompt tokens, each followed by another prompt token) asking for
+  // every row's logits, and scores the tokens after them (prompt_scores.h).
+  absl::Status ScorePrompt(ActiveRequest& request, std::span<const int32_t> tokens);
   // Saves the request's state into the prefix cache when its prompt so far ends at a block
   // boundary the cache does not hold yet.
   void MaybeCheckpoint(const ActiveRequest& request);

@@ -246,5 +246,28 @@ TEST(RequestValidationTest, ZeroMaxNewTokensMeansTheDefault) {
             std::string::npos);
 }
 
+TEST(RequestValidationTest, ScoringThePromptNeedsLogprobsAndAPromptOfItsOwn) {
+  GenerationRequest request = Good();
+  request.logprobs.prompt = true;
+  EXPECT_NE(ValidateGenerationRequest(request, Limits())
+                .message()
+                .find("logprobs.prompt (score the prompt) needs logprobs.enabled"),
+            std::string::npos);
+  request.logprobs.enabled = true;
+  EXPECT_TRUE(ValidateGenerationRequest(request, Limits()).ok());
+  request.session.handle = "ss-1234";
+  EXPECT_NE(ValidateGenerationRequest(request, Limits())
+                .message()
+                .find("cannot continue a session (ss-1234)"),
+            std::string::npos);
+  request.session.handle.clear();
+  RequestLimits seq2seq = Limits();
+  seq2seq.seq2seq = true;
+  seq2seq.max_source_tokens = 8;
+  request.source_ids = {5, 6};
+  EXPECT_NE(ValidateGenerationRequest(request, seq2seq).message().find("seq2seq source"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace slotserve::engine
