@@ -39,7 +39,10 @@ void CompleteCall::OnTokens(const engine::TokenChunk& chunk) {
   absl::MutexLock lock(&mu_);
   response_->mutable_token_ids()->Add(chunk.ids.begin(), chunk.ids.end());
   response_->mutable_text()->append(chunk.text);
-  AppendLogprobs(chunk, response_->mutable_logprobs());
+  AppendLogprobs(chunk.logprobs, response_->mutable_logprobs());
+  if (chunk.prompt_logprobs.has_value()) {
+    AppendLogprobs(*chunk.prompt_logprobs, response_->mutable_prompt_logprobs());
+  }
 }
 
 void CompleteCall::OnFinished(const engine::Finished& finished) {

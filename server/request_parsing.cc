@@ -99,6 +99,7 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
   SLOTSERVE_ASSIGN_OR_RETURN(parsed.stopping, ParseStopping(request.stopping()));
   parsed.logprobs.enabled = request.logprobs().enabled();
   parsed.logprobs.top_n = request.logprobs().top_n();
+  parsed.logprobs.prompt = request.logprobs().prompt();
   parsed.n = request.n() == 0 ? 1 : request.n();  // the engine checks the bound
   parsed.session.keep = request.session().keep();
   parsed.session.handle = request.session().handle();

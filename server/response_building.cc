@@ -19,9 +19,9 @@ v1::FinishReason ToProtoFinishReason(engine::FinishReason reason) {
   return v1::FINISH_REASON_UNSPECIFIED;
 }
 
-void AppendLogprobs(const engine::TokenChunk& chunk,
+void AppendLogprobs(const std::vector<engine::GeneratedTokenLogprobs>& tokens,
                     google::protobuf::RepeatedPtrField<v1::TokenLogprob>* logprobs) {
-  for (const engine::GeneratedTokenLogprobs& generated : chunk.logprobs) {
+  for (const engine::GeneratedTokenLogprobs& generated : tokens) {
     v1::TokenLogprob* entry = logprobs->Add();
     entry->set_id(generated.chosen.id);
     entry->set_logprob(generated.chosen.logprob);
@@ -37,7 +37,10 @@ void AppendChunk(const engine::TokenChunk& chunk, v1::Tokens* tokens) {
   tokens->set_choice_index(static_cast<uint32_t>(chunk.choice_index));
   tokens->mutable_ids()->Add(chunk.ids.begin(), chunk.ids.end());
   tokens->mutable_text()->append(chunk.text);
-  AppendLogprobs(chunk, tokens->mutable_logprobs());
+  AppendLogprobs(chunk.logprobs, tokens->mutable_logprobs());
+  if (chunk.prompt_logprobs.has_value()) {
+    AppendLogprobs(*chunk.prompt_logprobs, tokens->mutable_prompt_logprobs());
+  }
 }
 
 void FillFinished(const engine::Finished& finished, const std::string& request_id,

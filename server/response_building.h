@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "google/protobuf/repeated_field.h"
 #include "engine/generation_events.h"
+#include "google/protobuf/repeated_field.h"
 #include "slotserve/v1/slotserve.pb.h"
 
 namespace slotserve::server {
@@ -15,8 +15,8 @@ v1::FinishReason ToProtoFinishReason(engine::FinishReason reason);
 // write is in flight go out as one message, in order.
 void AppendChunk(const engine::TokenChunk& chunk, v1::Tokens* tokens);
 
-// Appends a chunk's logprobs (one entry per generated token).
-void AppendLogprobs(const engine::TokenChunk& chunk,
+// Appends logprobs (one entry per token: a chunk's generated ones, or its prompt's scores).
+void AppendLogprobs(const std::vector<engine::GeneratedTokenLogprobs>& tokens,
                     google::protobuf::RepeatedPtrField<v1::TokenLogprob>* logprobs);
 
 void FillFinished(const engine::Finished& finished, const std::string& request_id,

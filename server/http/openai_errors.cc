@@ -24,7 +24,7 @@ std::optional<std::string> Payload(const absl::Status& status, absl::string_view
 // the message names no known field.
 std::optional<std::string> RenameEngineField(const ParamNames& names, std::string* message) {
   // Longest first where one name starts another (prompt_ids before prompt).
-  const std::array<std::pair<std::string_view, std::string_view>, 22> fields = {{
+  const std::array<std::pair<std::string_view, std::string_view>, 23> fields = {{
       {"sampling.temperature", "temperature"},
       {"sampling.top_k", "top_k"},
       {"sampling.top_p", "top_p"},
@@ -39,6 +39,7 @@ std::optional<std::string> RenameEngineField(const ParamNames& names, std::strin
       {"stopping.stop_token_ids", "stop_token_ids"},
       {"logprobs.top_n", names.top_logprobs},
       {"logprobs.enabled", "logprobs"},
+      {"logprobs.prompt", "echo"},
       {"prompt_ids", names.prompt},
       {"prompt", names.prompt},
       {"source_ids", "source"},

@@ -116,6 +116,12 @@ bool Stream(Generation& generation, httplib::DataSink& sink) {
         sink.done();
         return true;
       }
+      if (choice.tokens.prompt_logprobs.has_value()) {  // an echo's prompt, before any token
+        for (const nlohmann::ordered_json& echo :
+             generation.builder.EchoChunks(&*choice.tokens.prompt_logprobs)) {
+          if (!WriteEvent(sink, Dump(echo))) return false;
+        }
+      }
       if (std::optional<nlohmann::ordered_json> chunk =
               generation.builder.StreamChunk(choice.tokens, finished)) {
         if (!WriteEvent(sink, Dump(*chunk))) return false;

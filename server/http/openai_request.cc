@@ -195,6 +195,18 @@ absl::StatusOr<std::vector<int32_t>> ReadPrompt(JsonParams& params, const Served
   return params.TypeError("prompt", "a string or an array of token ids", *prompt);
 }
 
+// The prompt as the client sent it when it was text, else its ids decoded (empty without a
+// tokenizer). ReadPrompt has accepted the prompt.
+std::string EchoText(JsonParams& params, const std::vector<int32_t>& prompt_ids,
+                     const ServedModel& model) {
+  const nlohmann::json* prompt = params.Get("prompt");
+  if (prompt != nullptr && prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+    prompt = &(*prompt)[0];
+  }
+  if (prompt != nullptr && prompt->is_string()) return prompt->get<std::string>();
+  return model.tokenizer == nullptr ? std::string() : model.tokenizer->Decode(prompt_ids);
+}
+
 // One message's content: a string, or an array of {"type": "text", "text": ...} parts (joined
 // with newlines, as vLLM does).
 absl::StatusOr<std::string> ReadContent(const nlohmann::json& content, const std::string& path) {
@@ -297,9 +309,11 @@ absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
     SLOTSERVE_RETURN_IF_ERROR(params.Int("logprobs", &request.generation.logprobs.top_n));
     request.generation.logprobs.enabled = true;
   }
-  bool echo = false;
-  SLOTSERVE_RETURN_IF_ERROR(params.Bool("echo", &echo));
-  if (echo) return Unsupported("echo", "returning the prompt with the completion is not supported");
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("echo", &request.echo));
+  if (request.echo) {
+    request.echo_text = EchoText(params, request.generation.prompt_ids, model);
+    request.generation.logprobs.prompt = request.generation.logprobs.enabled;
+  }
   std::string suffix;
   SLOTSERVE_RETURN_IF_ERROR(params.String("suffix", &suffix));
   if (!suffix.empty()) return Unsupported("suffix", "insertion (a suffix) is not supported");

@@ -43,7 +43,12 @@ struct OpenAiRequest {
   bool stream = false;
   bool include_usage = false;     // stream_options.include_usage: a last chunk with usage
   bool return_token_ids = false;  // vLLM's extension: choices[].token_ids
-  ParamNames names;               // what the client called the engine's fields
+  // echo (completions): each choice's text starts with the prompt, as sent (a string) or
+  // decoded (token ids); with logprobs, the prompt's tokens lead its logprobs, the first with
+  // null and the rest scored by the engine (LogprobOptions::prompt).
+  bool echo = false;
+  std::string echo_text;
+  ParamNames names;  // what the client called the engine's fields
 };
 
 // Errors are INVALID_ARGUMENT (NOT_FOUND for an unknown model) carrying the parameter and a

@@ -35,12 +35,12 @@ nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices) {
           {"total_tokens", prompt + completion}};
 }
 
-std::string LogprobsFormatter::TokenText(int32_t id) const {
+std::string LogprobsFormatter::TokenText(int32_t id, bool at_sequence_start) const {
   if (tokenizer_ == nullptr) return absl::StrCat("token_id:", id);
   // A byte-fallback piece may be part of a character: shown as U+FFFD, its bytes (chat's
   // "bytes") are exact.
   std::string text;
-  base::AppendCompleteUtf8(tokenizer_->TokenBytes(id), /*at_end=*/true, &text);
+  base::AppendCompleteUtf8(tokenizer_->TokenBytes(id, at_sequence_start), /*at_end=*/true, &text);
   return text;
 }
 
@@ -70,28 +70,67 @@ nlohmann::ordered_json LogprobsFormatter::Format(
     }
     return {{"content", std::move(content)}};
   }
-  nlohmann::ordered_json tokens = nlohmann::ordered_json::array(),
-                         token_logprobs = nlohmann::ordered_json::array(),
-                         top_logprobs = nlohmann::ordered_json::array(),
-                         text_offset = nlohmann::ordered_json::array();
+  CompletionsLogprobs out;
   for (const engine::GeneratedTokenLogprobs& token : logprobs) {
-    const std::string text = TokenText(token.chosen.id);
-    tokens.push_back(text);
-    token_logprobs.push_back(ReportedLogprob(token.chosen.logprob));
+    AddCompletionsToken(token.chosen.id, &token, &out);
+  }
+  return out.Json();
+}
+
+nlohmann::ordered_json LogprobsFormatter::FormatPrompt(
+    std::span<const int32_t> prompt_ids,
+    const std::vector<engine::GeneratedTokenLogprobs>& scores) {
+  CompletionsLogprobs out;
+  // As the prompt decodes: its first token with text drops SentencePiece's dummy-prefix space,
+  // so that the offsets index the echoed text.
+  const int64_t start = text_offset_;
+  for (size_t i = 0; i < prompt_ids.size(); ++i) {
+    // Token i is scored by scores[i - 1]; the first has nothing before it to be scored in.
+    const engine::GeneratedTokenLogprobs* score =
+        i >= 1 && i - 1 < scores.size() ? &scores[i - 1] : nullptr;
+    AddCompletionsToken(prompt_ids[i], score, &out, /*at_sequence_start=*/text_offset_ == start);
+  }
+  return out.Json();
+}
+
+void LogprobsFormatter::AddCompletionsToken(int32_t id,
+                                            const engine::GeneratedTokenLogprobs* scored,
+                                            CompletionsLogprobs* out, bool at_sequence_start) {
+  const std::string text = TokenText(id, at_sequence_start);
+  out->tokens.push_back(text);
+  if (scored == nullptr) {
+    out->token_logprobs.push_back(nullptr);
+    out->top_logprobs.push_back(nullptr);
+  } else {
+    out->token_logprobs.push_back(ReportedLogprob(scored->chosen.logprob));
     // As vLLM: the alternatives and the chosen token, keyed by their text.
     nlohmann::ordered_json top = nlohmann::ordered_json::object();
-    for (const engine::TokenLogprob& alternative : token.top) {
+    for (const engine::TokenLogprob& alternative : scored->top) {
       top[TokenText(alternative.id)] = ReportedLogprob(alternative.logprob);
     }
-    top[text] = ReportedLogprob(token.chosen.logprob);
-    top_logprobs.push_back(std::move(top));
-    text_offset.push_back(text_offset_);
-    text_offset_ += CodePoints(text);
+    top[text] = ReportedLogprob(scored->chosen.logprob);
+    out->top_logprobs.push_back(std::move(top));
   }
+  out->text_offset.push_back(text_offset_);
+  text_offset_ += CodePoints(text);
+}
+
+nlohmann::ordered_json CompletionsLogprobs::Json() {
   return {{"tokens", std::move(tokens)},
           {"token_logprobs", std::move(token_logprobs)},
           {"top_logprobs", std::move(top_logprobs)},
           {"text_offset", std::move(text_offset)}};
+}
+
+void AppendCompletionsLogprobs(const nlohmann::ordered_json& more, nlohmann::ordered_json* into) {
+  if (more.is_null()) return;
+  if (into->is_null()) {
+    *into = more;
+    return;
+  }
+  for (const char* key : {"tokens", "token_logprobs", "top_logprobs", "text_offset"}) {
+    for (const nlohmann::ordered_json& value : more[key]) (*into)[key].push_back(value);
+  }
 }
 
 ResponseBuilder::ResponseBuilder(const OpenAiRequest& request, ResponseHeader header,
@@ -132,24 +171,74 @@ nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,
 nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>& choices) {
   nlohmann::ordered_json response = Envelope(/*chunk=*/false);
   response["choices"] = nlohmann::ordered_json::array();
+  // An echo's prompt scores arrive once, with choice 0 (TokenChunk::prompt_logprobs).
+  const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores = nullptr;
+  for (const ChoiceOutput& choice : choices) {
+    if (choice.tokens.prompt_logprobs.has_value()) prompt_scores = &*choice.tokens.prompt_logprobs;
+  }
   std::vector<engine::Finished> ends;
   for (const ChoiceOutput& choice : choices) {
     engine::TokenChunk tokens = choice.tokens;
     tokens.choice_index = choice.finished.choice_index;
-    response["choices"].push_back(Choice(tokens, &choice.finished, /*streaming=*/false));
+    if (!request_.echo) {
+      response["choices"].push_back(Choice(tokens, &choice.finished, /*streaming=*/false));
+    } else {
+      nlohmann::ordered_json echoed = EchoChoice(tokens.choice_index, prompt_scores);
+      nlohmann::ordered_json own = Choice(tokens, &choice.finished, /*streaming=*/false);
+      own["text"] = echoed["text"].get<std::string>() + own["text"].get<std::string>();
+      AppendCompletionsLogprobs(own["logprobs"], &echoed["logprobs"]);
+      own["logprobs"] = std::move(echoed["logprobs"]);
+      response["choices"].push_back(std::move(own));
+    }
     ends.push_back(choice.finished);
   }
   response["usage"] = Usage(ends);
   return response;
 }
 
-std::vector<nlohmann::ordered_json> ResponseBuilder::StreamStart() const {
-  std::vector<nlohmann::ordered_json> chunks;
-  if (request_.endpoint != Endpoint::kChat) return chunks;
-  // A beam search answers with its n-best as choices (beam_choices.h).
+int64_t ResponseBuilder::ChoiceCount() const {
   const engine::GenerationRequest& generation = request_.generation;
-  const int64_t choices = generation.beam.enabled() ? generation.beam.n_best : generation.n;
-  for (int64_t index = 0; index < std::max<int64_t>(choices, 1); ++index) {
+  return std::max<int64_t>(generation.beam.enabled() ? generation.beam.n_best : generation.n, 1);
+}
+
+nlohmann::ordered_json ResponseBuilder::EchoChoice(
+    int32_t index, const std::vector<engine::GeneratedTokenLogprobs>* scores) {
+  auto formatter = logprobs_.try_emplace(index, tokenizer_, request_.endpoint).first;
+  return {{"index", index},
+          {"text", request_.echo_text},
+          {"logprobs", scores == nullptr ? nlohmann::ordered_json(nullptr)
+                                         : formatter->second.FormatPrompt(
+                                               request_.generation.prompt_ids, *scores)},
+          {"finish_reason", nullptr}};
+}
+
+std::vector<nlohmann::ordered_json> ResponseBuilder::EchoChunks(
+    const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores) {
+  std::vector<nlohmann::ordered_json> chunks;
+  if (echo_streamed_) return chunks;
+  echo_streamed_ = true;
+  for (int32_t index = 0; index < ChoiceCount(); ++index) {
+    nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
+    chunk["choices"] = nlohmann::ordered_json::array({EchoChoice(index, prompt_scores)});
+    if (request_.include_usage) chunk["usage"] = nullptr;
+    chunks.push_back(std::move(chunk));
+  }
+  return chunks;
+}
+
+std::vector<nlohmann::ordered_json> ResponseBuilder::StreamStart() {
+  if (request_.endpoint != Endpoint::kChat) {
+    if (!request_.echo) return {};
+    // Echo without logprobs, or of a one-token prompt (nothing to score): now. Else once the
+    // engine has scored the prompt (EchoChunks from the stream).
+    static const std::vector<engine::GeneratedTokenLogprobs> kNoScores;
+    if (!request_.generation.logprobs.prompt) return EchoChunks(nullptr);
+    if (request_.generation.prompt_ids.size() <= 1) return EchoChunks(&kNoScores);
+    return {};
+  }
+  std::vector<nlohmann::ordered_json> chunks;
+  // A beam search answers with its n-best as choices (beam_choices.h).
+  for (int64_t index = 0; index < ChoiceCount(); ++index) {
     nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
     chunk["choices"] =
         nlohmann::ordered_json::array({{{"index", index},

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,18 @@ struct ResponseHeader {
   std::string model;
 };
 
+// The completions shape of logprobs: four arrays, one entry per token each.
+struct CompletionsLogprobs {
+  nlohmann::ordered_json tokens = nlohmann::ordered_json::array();
+  nlohmann::ordered_json token_logprobs = nlohmann::ordered_json::array();
+  nlohmann::ordered_json top_logprobs = nlohmann::ordered_json::array();
+  nlohmann::ordered_json text_offset = nlohmann::ordered_json::array();
+  nlohmann::ordered_json Json();  // {"tokens": ..., ...}, moving the arrays out
+};
+
+// Appends the tokens of `more` (a completions "logprobs" member, or null) to `into`'s.
+void AppendCompletionsLogprobs(const nlohmann::ordered_json& more, nlohmann::ordered_json* into);
+
 // Formats logprobs; keeps the text offset of the completions shape across stream chunks.
 class LogprobsFormatter {
  public:
@@ -33,9 +46,18 @@ class LogprobsFormatter {
 
   // The "logprobs" member of a choice for these tokens (null when there are none).
   nlohmann::ordered_json Format(const std::vector<engine::GeneratedTokenLogprobs>& logprobs);
+  // Completions' echo: the prompt's tokens in the completions shape, the first with null for
+  // its log probability and alternatives, the rest from `scores` (TokenChunk::prompt_logprobs:
+  // prompt tokens 1..size-1). Call before Format for the same choice (the text offsets run on).
+  nlohmann::ordered_json FormatPrompt(std::span<const int32_t> prompt_ids,
+                                      const std::vector<engine::GeneratedTokenLogprobs>& scores);
 
  private:
-  std::string TokenText(int32_t id) const;
+  // One token of the completions shape; `scored` null: null log probability and alternatives.
+  void AddCompletionsToken(int32_t id, const engine::GeneratedTokenLogprobs* scored,
+                           CompletionsLogprobs* out, bool at_sequence_start = false);
+  // `at_sequence_start`: no text before it in its sequence (engine::Tokenizer::TokenBytes).
+  std::string TokenText(int32_t id, bool at_sequence_start = false) const;
   // Chat's "bytes": the token's exact bytes (empty without a tokenizer).
   nlohmann::ordered_json TokenBytes(int32_t id) const;
 
@@ -62,8 +84,14 @@ class ResponseBuilder {
   nlohmann::ordered_json Complete(const std::vector<ChoiceOutput>& choices);
 
   // The first chunks of a chat stream, one per choice: the assistant's role, no text yet
-  // (OpenAI sends them before the first token). Completions have none.
-  std::vector<nlohmann::ordered_json> StreamStart() const;
+  // (OpenAI sends them before the first token). Completions have none, but for an echo
+  // without logprobs: the prompt's text, one chunk per choice.
+  std::vector<nlohmann::ordered_json> StreamStart();
+  // An echo: one chunk per choice with the prompt's text and, when `prompt_scores` is not
+  // null, its tokens' logprobs (sent by StreamStart, or once the engine scored the prompt;
+  // before any of the choices' own tokens). Empty after the first call.
+  std::vector<nlohmann::ordered_json> EchoChunks(
+      const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores);
   // A stream chunk with what arrived for choice delta.choice_index since its last one;
   // `finished` (when not null) ends that choice with its finish_reason. nullopt when there is
   // nothing to send (no text, ids or logprobs, not finished).
@@ -78,10 +106,17 @@ class ResponseBuilder {
   nlohmann::ordered_json Choice(const engine::TokenChunk& tokens, const engine::Finished* finished,
                                 bool streaming);
 
+  // Choices in the response: a beam search's n-best (beam_choices.h), else n.
+  int64_t ChoiceCount() const;
+  // One choice's echo: the prompt's text, with its logprobs when `scores` is not null.
+  nlohmann::ordered_json EchoChoice(int32_t index,
+                                    const std::vector<engine::GeneratedTokenLogprobs>* scores);
+
   const OpenAiRequest& request_;
   ResponseHeader header_;
   const engine::Tokenizer* tokenizer_;
   std::map<int32_t, LogprobsFormatter> logprobs_;  // by choice: each keeps its text offset
+  bool echo_streamed_ = false;
 };
 
 // "length" for kLength, "stop" for the model's eos, a stop token or a stop sequence.

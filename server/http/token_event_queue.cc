@@ -8,6 +8,7 @@ void AppendTokens(const engine::TokenChunk& chunk, engine::TokenChunk* merged) {
   merged->ids.insert(merged->ids.end(), chunk.ids.begin(), chunk.ids.end());
   merged->text += chunk.text;
   merged->logprobs.insert(merged->logprobs.end(), chunk.logprobs.begin(), chunk.logprobs.end());
+  if (chunk.prompt_logprobs.has_value()) merged->prompt_logprobs = chunk.prompt_logprobs;
 }
 
 void TokenEventQueue::OnTokens(const engine::TokenChunk& chunk) {

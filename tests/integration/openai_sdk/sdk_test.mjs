@@ -109,6 +109,30 @@ test('completions: whole and streamed give the same greedy text', async () => {
   assert.deepEqual(usage, whole.usage);
 });
 
+// What evaluation harnesses send to score a text (lm-evaluation-harness's loglikelihood):
+// echo the prompt with its tokens' log probabilities. The prompt's last token must score as it
+// did when the server generated it after the rest.
+test('completions: echo with logprobs scores the prompt as generation scores its tokens',
+  async () => {
+    const prompt = 'In the beginning God';
+    const first = await client.completions.create({ model: 'tiny-abc', prompt, max_tokens: 1,
+      temperature: 0, logprobs: 0, ignore_eos: true });
+    const next = first.choices[0];
+    const extended = prompt + next.text;
+    const scored = await client.completions.create({ model: 'tiny-abc', prompt: extended,
+      max_tokens: 1, temperature: 0, logprobs: 1, echo: true, ignore_eos: true });
+    const choice = scored.choices[0];
+    assert.ok(choice.text.startsWith(extended), choice.text);
+    const { tokens, token_logprobs: logprobs, text_offset: offsets } = choice.logprobs;
+    const promptTokens = scored.usage.prompt_tokens;
+    assert.equal(tokens.length, promptTokens + 1);
+    assert.equal(logprobs[0], null);
+    assert.ok(Math.abs(logprobs[promptTokens - 1] - next.logprobs.token_logprobs[0]) < 1e-4,
+      `${logprobs[promptTokens - 1]} against ${next.logprobs.token_logprobs[0]}`);
+    assert.equal(tokens.join(''), choice.text);
+    tokens.forEach((token, i) => assert.equal(choice.text.substr(offsets[i], token.length), token));
+  });
+
 test('chat: whole and streamed give the same greedy reply', async () => {
   const messages = [{ role: 'system', content: 'Answer briefly.' },
     { role: 'user', content: 'Who made the light?' }];

@@ -206,7 +206,7 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   EXPECT_TRUE(absl::StrContains(error.message, "got 3")) << error.message;
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"n", 0}}).code, "invalid_value");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
-  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"echo", true}}).param, "echo");
+  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"echo", "yes"}}).param, "echo");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"suffix", "end"}}).param, "suffix");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {{"5", 1}}}}).param, "logit_bias");
   EXPECT_EQ(CompletionError({{"prompt", {"a", "b"}}}).param, "prompt");
@@ -222,6 +222,25 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   error = CompletionError(json::array({1}));
   EXPECT_EQ(error.http_status, 400);
   EXPECT_FALSE(error.param.has_value());
+}
+
+TEST_F(OpenAiRequestTest, EchoKeepsThePromptAsSentAndScoresItOnlyWithLogprobs) {
+  OpenAiRequest request = Completion({{"prompt", "In the beginning"}, {"echo", true}});
+  EXPECT_TRUE(request.echo);
+  EXPECT_EQ(request.echo_text, "In the beginning");
+  EXPECT_FALSE(request.generation.logprobs.prompt);
+  request = Completion({{"prompt", {"In the beginning"}}, {"echo", true}, {"logprobs", 2}});
+  EXPECT_EQ(request.echo_text, "In the beginning");
+  EXPECT_TRUE(request.generation.logprobs.prompt);
+  EXPECT_EQ(request.generation.logprobs.top_n, 2);
+  request = Completion({{"prompt", "x"}, {"echo", false}, {"logprobs", 2}});
+  EXPECT_FALSE(request.echo);
+  EXPECT_FALSE(request.generation.logprobs.prompt);
+  // Token ids come back decoded.
+  const std::vector<int32_t> ids = Encode("the beginning");
+  request =
+      Completion({{"prompt", std::vector<int32_t>(ids.begin() + 1, ids.end())}, {"echo", true}});
+  EXPECT_EQ(request.echo_text, "the beginning");
 }
 
 TEST_F(OpenAiRequestTest, AnotherModelNameIsNotFound) {
