@@ -18,7 +18,7 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
                   presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
                   stop_token_ids=None, ignore_eos=False, logprobs=None, request_id="", n=None,
                   keep_session=False, session=None, beam_width=None, n_best=None,
-                  length_penalty=None, source=None):
+                  length_penalty=None, source=None, prompt_logprobs=False):
     """The request for `prompt` (text, or a list of token ids used as given). Unset options take
     the server's defaults. `logprobs`: None for none, N for each token's log probability and its
     N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them.
@@ -29,7 +29,9 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
     as one chunk at the end and Finished.hypotheses holds the `n_best` best, each with its
     `length_penalty`-ed score (score = logprob_sum / length ** length_penalty). `source`: for an encoder-decoder model
     (ModelInfo.is_seq2seq), the text or token ids to translate; `prompt` is then an optional
-    target prefix (None or "" for none)."""
+    target prefix (None or "" for none). `prompt_logprobs` (with `logprobs`): also score the
+    prompt, each token after the first given those before it (Chunk.prompt_logprobs of the
+    first chunk, Completion.prompt_logprobs)."""
     request = pb.GenerateRequest(request_id=request_id)
     if n is not None:
         request.n = n
@@ -68,6 +70,7 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
     if logprobs is not None:
         request.logprobs.enabled = True
         request.logprobs.top_n = logprobs
+    request.logprobs.prompt = prompt_logprobs
     return request
 
 
@@ -88,7 +91,7 @@ def _logprobs(entries):
 
 def chunk(tokens):
     return results.Chunk(list(tokens.ids), tokens.text, _logprobs(tokens.logprobs),
-                         tokens.choice_index)
+                         tokens.choice_index, _logprobs(tokens.prompt_logprobs))
 
 
 def finished(message):
@@ -109,6 +112,7 @@ def completion(response):
     return results.Completion(
         text=response.text, token_ids=list(response.token_ids),
         logprobs=_logprobs(response.logprobs),
+        prompt_logprobs=_logprobs(response.prompt_logprobs),
         finished=finished(response.finished) if response.HasField("finished") else None)
 
 

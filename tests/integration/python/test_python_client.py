@@ -114,6 +114,27 @@ class SyncClientTest(unittest.TestCase):
         self.assertEqual(logprobs[0].top[0][0], logprobs[0].id)  # greedy: the likeliest
         self.assertEqual(len(logprobs[0].top), 2)
 
+    def test_prompt_logprobs_score_the_prompt_as_generation_scores_its_tokens(self):
+        # The greedy token after [1, 17, 42], and its log probability as generated ...
+        generated = self.client.complete([1, 17, 42], max_new_tokens=1, temperature=0,
+                                         logprobs=0, ignore_eos=True)
+        token = generated.token_ids[0]
+        # ... is the score of the last prompt token of [1, 17, 42, token].
+        scored = self.client.complete([1, 17, 42, token], max_new_tokens=1, temperature=0,
+                                      logprobs=1, prompt_logprobs=True, ignore_eos=True)
+        self.assertEqual([entry.id for entry in scored.prompt_logprobs], [17, 42, token])
+        self.assertAlmostEqual(scored.prompt_logprobs[-1].logprob, generated.logprobs[0].logprob,
+                               places=4)
+        self.assertEqual(len(scored.prompt_logprobs[0].top), 1)
+        stream = self.client.generate([1, 17, 42, token], max_new_tokens=2, temperature=0,
+                                      logprobs=0, prompt_logprobs=True, ignore_eos=True)
+        chunks = list(stream)
+        self.assertEqual([e.id for e in chunks[0].prompt_logprobs], [17, 42, token])
+        self.assertFalse(any(chunk.prompt_logprobs for chunk in chunks[1:]))
+        with self.assertRaises(slotserve.InvalidArgumentError) as refused:
+            self.client.complete("And", max_new_tokens=1, prompt_logprobs=True)
+        self.assertIn("logprobs.prompt", str(refused.exception))
+
     def test_n_choices_carry_their_index_and_each_equals_its_seed_alone(self):
         options = dict(max_new_tokens=10, temperature=1.0, seed=21, ignore_eos=True)
         texts = {0: "", 1: ""}
