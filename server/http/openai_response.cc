@@ -160,8 +160,7 @@ nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,
   } else {
     choice["message"] = {{"role", "assistant"}, {"content", tokens.text}};
   }
-  auto formatter = logprobs_.try_emplace(tokens.choice_index, tokenizer_, request_.endpoint).first;
-  choice["logprobs"] = formatter->second.Format(tokens.logprobs);
+  choice["logprobs"] = Formatter(tokens.choice_index).Format(tokens.logprobs);
   choice["finish_reason"] =
       finished != nullptr ? nlohmann::ordered_json(OpenAiFinishReason(finished->reason)) : nullptr;
   if (request_.return_token_ids) choice["token_ids"] = tokens.ids;
@@ -183,11 +182,12 @@ nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>
     if (!request_.echo) {
       response["choices"].push_back(Choice(tokens, &choice.finished, /*streaming=*/false));
     } else {
-      nlohmann::ordered_json echoed = EchoChoice(tokens.choice_index, prompt_scores);
+      // The prompt's logprobs first: the choice's text offsets run on from them.
+      nlohmann::ordered_json logprobs = EchoLogprobs(tokens.choice_index, prompt_scores);
       nlohmann::ordered_json own = Choice(tokens, &choice.finished, /*streaming=*/false);
-      own["text"] = echoed["text"].get<std::string>() + own["text"].get<std::string>();
-      AppendCompletionsLogprobs(own["logprobs"], &echoed["logprobs"]);
-      own["logprobs"] = std::move(echoed["logprobs"]);
+      own["text"] = request_.echo_text + own["text"].get<std::string>();
+      AppendCompletionsLogprobs(own["logprobs"], &logprobs);
+      own["logprobs"] = std::move(logprobs);
       response["choices"].push_back(std::move(own));
     }
     ends.push_back(choice.finished);
@@ -201,14 +201,21 @@ int64_t ResponseBuilder::ChoiceCount() const {
   return std::max<int64_t>(generation.beam.enabled() ? generation.beam.n_best : generation.n, 1);
 }
 
+LogprobsFormatter& ResponseBuilder::Formatter(int32_t index) {
+  return logprobs_.try_emplace(index, tokenizer_, request_.endpoint).first->second;
+}
+
+nlohmann::ordered_json ResponseBuilder::EchoLogprobs(
+    int32_t index, const std::vector<engine::GeneratedTokenLogprobs>* scores) {
+  if (scores == nullptr) return nullptr;
+  return Formatter(index).FormatPrompt(request_.generation.prompt_ids, *scores);
+}
+
 nlohmann::ordered_json ResponseBuilder::EchoChoice(
     int32_t index, const std::vector<engine::GeneratedTokenLogprobs>* scores) {
-  auto formatter = logprobs_.try_emplace(index, tokenizer_, request_.endpoint).first;
   return {{"index", index},
           {"text", request_.echo_text},
-          {"logprobs", scores == nullptr ? nlohmann::ordered_json(nullptr)
-                                         : formatter->second.FormatPrompt(
-                                               request_.generation.prompt_ids, *scores)},
+          {"logprobs", EchoLogprobs(index, scores)},
           {"finish_reason", nullptr}};
 }
 

@@ -108,6 +108,11 @@ class ResponseBuilder {
 
   // Choices in the response: a beam search's n-best (beam_choices.h), else n.
   int64_t ChoiceCount() const;
+  // Choice `index`'s formatter (made on first use).
+  LogprobsFormatter& Formatter(int32_t index);
+  // The prompt's logprobs for choice `index` (null when `scores` is): before its own tokens'.
+  nlohmann::ordered_json EchoLogprobs(int32_t index,
+                                      const std::vector<engine::GeneratedTokenLogprobs>* scores);
   // One choice's echo: the prompt's text, with its logprobs when `scores` is not null.
   nlohmann::ordered_json EchoChoice(int32_t index,
                                     const std::vector<engine::GeneratedTokenLogprobs>* scores);
