@@ -24,6 +24,10 @@ struct SamplingOptions : models::SamplingOptions {
   // tokens whatever else is in the batch. Unset: the engine picks one and reports it in
   // Finished::seed.
   std::optional<uint64_t> seed;
+  // OpenAI's logit_bias: each listed token's logit is shifted by its bias before the token is
+  // chosen (step 2 of kernels/sampling.h; logprobs stay the raw distribution's). Distinct ids
+  // in the vocabulary, biases in [-100, 100] (models::CheckLogitBias). Not with beam search.
+  std::vector<kernels::BiasedToken> logit_bias;
 };
 
 struct StoppingOptions {

@@ -113,6 +113,12 @@ absl::Status CheckBeamOptions(const GenerationRequest& request, const RequestLim
   if (sampling.seed.has_value()) {
     return Invalid(absl::StrCat("sampling.seed must be unset", deterministic, *sampling.seed));
   }
+  if (!sampling.logit_bias.empty()) {
+    return Invalid(absl::StrCat("sampling.logit_bias must be empty", with_beam,
+                                " (hypotheses are ranked by the model's raw log-probabilities), "
+                                "got ",
+                                sampling.logit_bias.size(), " token(s)"));
+  }
   if (request.logprobs.enabled) {
     return Invalid(absl::StrCat("logprobs.enabled must be false", with_beam,
                                 " (each hypothesis reports its logprob_sum instead), got true"));
@@ -181,6 +187,8 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
   if (absl::Status s = models::CheckSamplingOptions(request.sampling, "sampling"); !s.ok()) {
     return s;
   }
+  SLOTSERVE_RETURN_IF_ERROR(models::CheckLogitBias(request.sampling.logit_bias, limits.vocab_size,
+                                                   "sampling.logit_bias"));
   SLOTSERVE_RETURN_IF_ERROR(CheckStopping(request.stopping, limits));
   if (request.n < 1 || request.n > limits.max_n) {
     return Invalid(absl::StrCat("n must be in [1, ", limits.max_n, "], got ", request.n));

@@ -15,8 +15,9 @@ kernels::PenalisedToken& TokenHistory::Entry(int32_t id) {
 }
 
 RequestSampler::RequestSampler(const models::SamplingOptions& options, uint64_t seed,
-                               std::span<const int32_t> prompt_ids)
-    : options_(options), seed_(seed) {
+                               std::span<const int32_t> prompt_ids,
+                               std::span<const kernels::BiasedToken> logit_bias)
+    : options_(options), seed_(seed), logit_bias_(logit_bias.begin(), logit_bias.end()) {
   if (options_.uses_penalties()) history_.emplace(prompt_ids);
 }
 
@@ -27,6 +28,7 @@ models::TokenSampling RequestSampler::NextToken(std::span<const int32_t> masked,
   row.seed = seed_;
   row.draw_index = static_cast<uint64_t>(tokens_sampled_);
   if (history_) row.penalised = history_->penalised();
+  row.biased = logit_bias_;
   row.masked = masked;
   row.want_raw_logits = want_raw_logits;
   return row;

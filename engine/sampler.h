@@ -37,12 +37,14 @@ class TokenHistory {
 // One request's sampler: its options, its RNG stream and (when a penalty is on) its history.
 class RequestSampler {
  public:
+  // `logit_bias` (checked: distinct ids) is copied.
   RequestSampler(const models::SamplingOptions& options, uint64_t seed,
-                 std::span<const int32_t> prompt_ids);
+                 std::span<const int32_t> prompt_ids,
+                 std::span<const kernels::BiasedToken> logit_bias = {});
 
   // The op's row for the next token: the options, the seed, draw tokens_sampled() of the
-  // stream, the history when a penalty reads it, and `masked` (ids the token may not be). The
-  // row points into this sampler and `masked`: valid until the next Accept.
+  // stream, the history when a penalty reads it, the logit biases, and `masked` (ids the token may
+  // not be). The row points into this sampler and `masked`: valid until the next Accept.
   models::TokenSampling NextToken(std::span<const int32_t> masked, bool want_raw_logits) const;
   // Takes `token` as the next one: advances the stream and the history.
   void Accept(int32_t token);
@@ -56,6 +58,7 @@ class RequestSampler {
   uint64_t seed_;
   int64_t tokens_sampled_ = 0;
   std::optional<TokenHistory> history_;  // only kept when a penalty reads it
+  std::vector<kernels::BiasedToken> logit_bias_;
 };
 
 }  // namespace slotserve::engine

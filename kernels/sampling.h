@@ -12,7 +12,9 @@
 //          logit -= presence_penalty + frequency_penalty * generated
 //      in float, each product rounded on its own (never a fused multiply-add), so every
 //      backend gives the same bits (PenalisedLogit below is that arithmetic, shared by all).
-//   2. Masks: each of the row's masked ids gets logit = -inf, so it cannot be picked (how
+//   2. Biases (OpenAI's logit_bias), for each of the row's biased tokens {id, bias} (distinct
+//      ids): logit += bias, one float addition.
+//   3. Masks: each of the row's masked ids gets logit = -inf, so it cannot be picked (how
 //      min_new_tokens keeps eos and stop tokens out).
 // Then, with T = temperature[r]:
 //   T == 0: argmax, lowest id on ties, NaN counting as -inf (id 0 when nothing is finite).
@@ -48,8 +50,14 @@ struct PenalisedToken {
   int32_t generated = 0;
 };
 
+// A token whose logit the request shifts by `bias` (OpenAI's logit_bias).
+struct BiasedToken {
+  int32_t id = 0;
+  float bias = 0.0f;
+};
+
 struct SamplingParams {
-  // [rows, logits_stride], the first `vocab` of each row used; adjusted in place (step 1, 2).
+  // [rows, logits_stride], the first `vocab` of each row used; adjusted in place (steps 1-3).
   float* logits = nullptr;
   int64_t logits_stride = 0;
   int rows = 0;
@@ -64,13 +72,16 @@ struct SamplingParams {
   const uint64_t* draw_index = nullptr;  // the draw's index in the row's stream
   // Per-row adjustments, in device memory; each may be null (none for any row). Penalties are
   // [rows] each; row r's penalised tokens are penalised[penalised_offsets[r] ..
-  // penalised_offsets[r + 1]) and its masked ids masked[masked_offsets[r] ..
+  // penalised_offsets[r + 1]), its biased tokens biased[biased_offsets[r] ..
+  // biased_offsets[r + 1]) and its masked ids masked[masked_offsets[r] ..
   // masked_offsets[r + 1]) (offsets [rows + 1]).
   const float* repetition_penalty = nullptr;
   const float* presence_penalty = nullptr;
   const float* frequency_penalty = nullptr;
   const int32_t* penalised_offsets = nullptr;
   const PenalisedToken* penalised = nullptr;
+  const int32_t* biased_offsets = nullptr;
+  const BiasedToken* biased = nullptr;
   const int32_t* masked_offsets = nullptr;
   const int32_t* masked = nullptr;
   int32_t* out_tokens = nullptr;  // [rows]

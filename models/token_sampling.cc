@@ -1,6 +1,8 @@
 #include "models/token_sampling.h"
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -36,6 +38,29 @@ absl::Status CheckSamplingOptions(const SamplingOptions& s, absl::string_view fi
   }
   if (!(s.frequency_penalty >= -2.0f && s.frequency_penalty <= 2.0f)) {
     return Invalid(field, "frequency_penalty must be in [-2, 2] (0 = off)", s.frequency_penalty);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckLogitBias(std::span<const kernels::BiasedToken> biases, int vocab,
+                            absl::string_view field) {
+  for (const kernels::BiasedToken& token : biases) {
+    if (token.id < 0 || token.id >= vocab) {
+      return absl::InvalidArgumentError(absl::StrCat(field, " token ids must be in [0, ", vocab,
+                                                     ") (the vocabulary), got ", token.id));
+    }
+    if (!(token.bias >= -100.0f && token.bias <= 100.0f)) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s biases must be in [-100, 100], got %g for token %d", field, token.bias, token.id));
+    }
+  }
+  // Distinct ids: the cuda op shares a row's entries out between threads.
+  std::vector<int32_t> ids;
+  ids.reserve(biases.size());
+  for (const kernels::BiasedToken& token : biases) ids.push_back(token.id);
+  std::sort(ids.begin(), ids.end());
+  if (const auto twice = std::adjacent_find(ids.begin(), ids.end()); twice != ids.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " lists token ", *twice, " twice"));
   }
   return absl::OkStatus();
 }

@@ -48,6 +48,12 @@ struct SamplingOptions {
 // "sampling.top_p must be in (0, 1] (1 = off), got 1.5").
 absl::Status CheckSamplingOptions(const SamplingOptions& options, absl::string_view field);
 
+// Logit biases as OpenAI bounds them: INVALID_ARGUMENT quoting the first entry whose id is
+// outside [0, vocab) or listed twice, or whose bias is not in [-100, 100] (`field` names the
+// list: "sampling.logit_bias").
+absl::Status CheckLogitBias(std::span<const kernels::BiasedToken> biases, int vocab,
+                            absl::string_view field);
+
 // One row of a selecting model call.
 struct TokenSampling {
   SamplingOptions options;
@@ -55,8 +61,10 @@ struct TokenSampling {
   uint64_t draw_index = 0;  // which draw of that stream this token uses
   // The row's adjustments (kernels/sampling.h), from the request's history: every id of its
   // prompt and generated tokens with its generated count (needed only when options use a
-  // penalty), and the ids it may not pick now. Must stay valid for the call.
+  // penalty), the request's logit biases (distinct ids), and the ids it may not pick now. Must
+  // stay valid for the call.
   std::span<const kernels::PenalisedToken> penalised = {};
+  std::span<const kernels::BiasedToken> biased = {};
   std::span<const int32_t> masked = {};
   // Also hand back the row's raw logits (before any adjustment), for logprobs.
   bool want_raw_logits = false;

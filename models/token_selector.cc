@@ -34,7 +34,8 @@ void ScatterLists(std::byte* base, size_t offsets_at, size_t entries_at,
 
 }  // namespace
 
-TokenSelector::Layout TokenSelector::LayoutFor(size_t rows, size_t penalised, size_t masked) {
+TokenSelector::Layout TokenSelector::LayoutFor(size_t rows, size_t penalised, size_t biased,
+                                               size_t masked) {
   Layout layout;
   size_t at = 0;
   const auto place = [&at](size_t bytes) {
@@ -45,6 +46,7 @@ TokenSelector::Layout TokenSelector::LayoutFor(size_t rows, size_t penalised, si
   layout.seeds = place(rows * sizeof(uint64_t));
   layout.draw_index = place(rows * sizeof(uint64_t));
   layout.penalised = place(penalised * sizeof(kernels::PenalisedToken));
+  layout.biased = place(biased * sizeof(kernels::BiasedToken));
   layout.temperature = place(rows * sizeof(float));
   layout.top_p = place(rows * sizeof(float));
   layout.min_p = place(rows * sizeof(float));
@@ -53,6 +55,7 @@ TokenSelector::Layout TokenSelector::LayoutFor(size_t rows, size_t penalised, si
   layout.frequency = place(rows * sizeof(float));
   layout.top_k = place(rows * sizeof(int32_t));
   layout.penalised_offsets = place((rows + 1) * sizeof(int32_t));
+  layout.biased_offsets = place((rows + 1) * sizeof(int32_t));
   layout.masked_offsets = place((rows + 1) * sizeof(int32_t));
   layout.masked = place(masked * sizeof(int32_t));
   layout.out_tokens = place(rows * sizeof(int32_t));
@@ -62,14 +65,16 @@ TokenSelector::Layout TokenSelector::LayoutFor(size_t rows, size_t penalised, si
 
 absl::Status TokenSelector::Stage(std::span<const TokenSampling> rows, kernels::Stream stream) {
   size_t penalised = 0;
+  size_t biased = 0;
   size_t masked = 0;
   raw_rows_.clear();
   for (size_t i = 0; i < rows.size(); ++i) {
     penalised += rows[i].penalised.size();
+    biased += rows[i].biased.size();
     masked += rows[i].masked.size();
     if (rows[i].want_raw_logits) raw_rows_.push_back(static_cast<int>(i));
   }
-  const Layout layout = LayoutFor(rows.size(), penalised, masked);
+  const Layout layout = LayoutFor(rows.size(), penalised, biased, masked);
   if (layout.total > capacity_bytes_) {
     // Doubling keeps the number of reallocations logarithmic in the largest call seen.
     const size_t capacity = std::max({layout.total, 2 * capacity_bytes_, size_t{1024}});
@@ -82,6 +87,7 @@ absl::Status TokenSelector::Stage(std::span<const TokenSampling> rows, kernels::
   layout_ = layout;
   rows_ = static_cast<int>(rows.size());
   any_penalised_ = penalised > 0;
+  any_biased_ = biased > 0;
   any_masked_ = masked > 0;
   host_.resize(std::max(host_.size(), (layout.out_tokens + sizeof(uint64_t) - 1) / 8));
   std::byte* host = reinterpret_cast<std::byte*>(host_.data());
@@ -102,6 +108,8 @@ absl::Status TokenSelector::Stage(std::span<const TokenSampling> rows, kernels::
                    [](const TokenSampling& r) { return r.options.top_k; });
   ScatterLists<kernels::PenalisedToken>(host, layout.penalised_offsets, layout.penalised, rows,
                                         [](const TokenSampling& r) { return r.penalised; });
+  ScatterLists<kernels::BiasedToken>(host, layout.biased_offsets, layout.biased, rows,
+                                     [](const TokenSampling& r) { return r.biased; });
   ScatterLists<int32_t>(host, layout.masked_offsets, layout.masked, rows,
                         [](const TokenSampling& r) { return r.masked; });
   kernels::CopyHostToDevice(backend_, device_.data(), host, layout.out_tokens, stream);
@@ -128,6 +136,10 @@ kernels::SamplingParams TokenSelector::Params(float* logits, int64_t logits_stri
     params.frequency_penalty = At<const float>(layout_.frequency);
     params.penalised_offsets = At<const int32_t>(layout_.penalised_offsets);
     params.penalised = At<const kernels::PenalisedToken>(layout_.penalised);
+  }
+  if (any_biased_) {
+    params.biased_offsets = At<const int32_t>(layout_.biased_offsets);
+    params.biased = At<const kernels::BiasedToken>(layout_.biased);
   }
   if (any_masked_) {
     params.masked_offsets = At<const int32_t>(layout_.masked_offsets);

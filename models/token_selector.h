@@ -39,10 +39,11 @@ class TokenSelector {
   // Byte offsets of each array in the buffer for one call's rows and adjustments (8-byte
   // arrays first, so every array is aligned); the inputs are [0, out_tokens), the ids follow.
   struct Layout {
-    size_t seeds, draw_index, penalised, temperature, top_p, min_p, repetition, presence, frequency,
-        top_k, penalised_offsets, masked_offsets, masked, out_tokens, total;
+    size_t seeds, draw_index, penalised, biased, temperature, top_p, min_p, repetition, presence,
+        frequency, top_k, penalised_offsets, biased_offsets, masked_offsets, masked, out_tokens,
+        total;
   };
-  static Layout LayoutFor(size_t rows, size_t penalised, size_t masked);
+  static Layout LayoutFor(size_t rows, size_t penalised, size_t biased, size_t masked);
   kernels::SamplingParams Params(float* logits, int64_t logits_stride, int vocab) const;
 
   template <typename T>
@@ -54,6 +55,7 @@ class TokenSelector {
   size_t capacity_bytes_ = 0;
   int rows_ = 0;
   bool any_penalised_ = false;
+  bool any_biased_ = false;
   bool any_masked_ = false;
   std::vector<int> raw_rows_;  // the staged rows that want their raw logits
   Layout layout_{};

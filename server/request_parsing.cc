@@ -1,5 +1,6 @@
 #include "server/request_parsing.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -20,6 +21,10 @@ engine::SamplingOptions ParseSampling(const v1::SamplingParams& proto) {
   options.presence_penalty = proto.presence_penalty();
   options.frequency_penalty = proto.frequency_penalty();
   if (proto.has_seed()) options.seed = proto.seed();
+  for (const auto& [id, bias] : proto.logit_bias()) options.logit_bias.push_back({id, bias});
+  // A proto map's order is unspecified: sorted, a request's list is the same on every replica.
+  std::sort(options.logit_bias.begin(), options.logit_bias.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
   return options;
 }
 

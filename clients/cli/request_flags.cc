@@ -17,6 +17,8 @@ ABSL_FLAG(float, min_p, 0.0f, "Drop tokens below min_p x the top token's probabi
 ABSL_FLAG(std::optional<float>, repetition_penalty, std::nullopt, "> 0; 1 = off");
 ABSL_FLAG(float, presence_penalty, 0.0f, "In [-2, 2]");
 ABSL_FLAG(float, frequency_penalty, 0.0f, "In [-2, 2]");
+ABSL_FLAG(std::vector<std::string>, logit_bias, {},
+          "Token biases, comma-separated id:bias pairs (bias in [-100, 100]; -100 bans a token)");
 ABSL_FLAG(std::optional<uint64_t>, seed, std::nullopt,
           "Seed of the request's random stream (default: the server picks one and reports it)");
 ABSL_FLAG(std::optional<uint32_t>, max_new_tokens, std::nullopt,
@@ -74,6 +76,17 @@ absl::StatusOr<v1::GenerateRequest> BuildGenerateRequest(const std::string& prom
   sampling.set_presence_penalty(absl::GetFlag(FLAGS_presence_penalty));
   sampling.set_frequency_penalty(absl::GetFlag(FLAGS_frequency_penalty));
   if (auto seed = absl::GetFlag(FLAGS_seed)) sampling.set_seed(*seed);
+  for (const std::string& pair : absl::GetFlag(FLAGS_logit_bias)) {
+    const size_t colon = pair.find(':');
+    int32_t id;
+    float bias;
+    if (colon == std::string::npos || !absl::SimpleAtoi(pair.substr(0, colon), &id) ||
+        !absl::SimpleAtof(pair.substr(colon + 1), &bias)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--logit-bias: \"", pair, "\" is not a token id and a bias (id:bias)"));
+    }
+    (*sampling.mutable_logit_bias())[id] = bias;
+  }
 
   v1::StoppingParams& stopping = *request.mutable_stopping();
   if (auto n = absl::GetFlag(FLAGS_max_new_tokens)) stopping.set_max_new_tokens(*n);

@@ -2,8 +2,9 @@
 // scratch memory, so the op can sit inside a captured decode graph.
 //
 // The row's adjustments come first, in place: the block's threads share out its penalised
-// tokens (distinct ids, so no two threads write one logit), then its masked ids, with a block
-// barrier after each (an id may be both penalised and masked; the masks must win).
+// tokens (distinct ids, so no two threads write one logit), then its biased tokens (distinct
+// too), then its masked ids, with a block barrier after each (an id may be on all three lists;
+// the order of the rule must hold and the masks must win).
 //
 // The kept set of a row is always a prefix of the rank order (higher logit first, lower id on
 // ties), described by a cut (tau, cut_id): token i is kept iff key_i > tau, or key_i == tau and
@@ -248,7 +249,7 @@ class RowSampler {
   float min_weight_ = 0.0f;
 };
 
-// Steps 1 and 2 of the rule on this block's row; every thread of the block must call it.
+// Steps 1 to 3 of the rule on this block's row; every thread of the block must call it.
 __device__ void AdjustRow(const SamplingParams& p, int row, float* logits) {
   if (p.penalised_offsets != nullptr && p.penalised != nullptr) {
     const float repetition = p.repetition_penalty != nullptr ? p.repetition_penalty[row] : 1.0f;
@@ -260,6 +261,14 @@ __device__ void AdjustRow(const SamplingParams& p, int row, float* logits) {
       if (token.id >= 0 && token.id < p.vocab) {
         logits[token.id] = PenalisedLogit(logits[token.id], token, repetition, presence, frequency);
       }
+    }
+  }
+  __syncthreads();
+  if (p.biased_offsets != nullptr && p.biased != nullptr) {
+    for (int i = p.biased_offsets[row] + threadIdx.x; i < p.biased_offsets[row + 1];
+         i += blockDim.x) {
+      const BiasedToken token = p.biased[i];
+      if (token.id >= 0 && token.id < p.vocab) logits[token.id] += token.bias;
     }
   }
   __syncthreads();

@@ -1,4 +1,4 @@
-// Steps 1 and 2 of kernels/sampling.h (penalties, then masks) on one host row, shared by the
+// Steps 1 to 3 of kernels/sampling.h (penalties, biases, then masks) on one host row, shared by the
 // host backends (reference and cpu): the per-logit arithmetic is PenalisedLogit, which the
 // cuda backend uses too, so every backend adjusts a row to the same bits.
 #pragma once
@@ -22,6 +22,11 @@ inline void ApplyLogitAdjustments(const SamplingParams& p, int row) {
       const PenalisedToken token = p.penalised[i];
       if (!in_vocab(token.id)) continue;
       logits[token.id] = PenalisedLogit(logits[token.id], token, repetition, presence, frequency);
+    }
+  }
+  if (p.biased_offsets != nullptr && p.biased != nullptr) {
+    for (int32_t i = p.biased_offsets[row]; i < p.biased_offsets[row + 1]; ++i) {
+      if (in_vocab(p.biased[i].id)) logits[p.biased[i].id] += p.biased[i].bias;
     }
   }
   if (p.masked_offsets != nullptr && p.masked != nullptr) {

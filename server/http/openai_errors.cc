@@ -24,7 +24,7 @@ std::optional<std::string> Payload(const absl::Status& status, absl::string_view
 // the message names no known field.
 std::optional<std::string> RenameEngineField(const ParamNames& names, std::string* message) {
   // Longest first where one name starts another (prompt_ids before prompt).
-  const std::array<std::pair<std::string_view, std::string_view>, 23> fields = {{
+  const std::array<std::pair<std::string_view, std::string_view>, 24> fields = {{
       {"sampling.temperature", "temperature"},
       {"sampling.top_k", "top_k"},
       {"sampling.top_p", "top_p"},
@@ -33,6 +33,7 @@ std::optional<std::string> RenameEngineField(const ParamNames& names, std::strin
       {"sampling.presence_penalty", "presence_penalty"},
       {"sampling.frequency_penalty", "frequency_penalty"},
       {"sampling.seed", "seed"},
+      {"sampling.logit_bias", "logit_bias"},
       {"stopping.max_new_tokens", names.max_tokens},
       {"stopping.min_new_tokens", "min_tokens"},
       {"stopping.stop_sequences", "stop"},

@@ -1,8 +1,11 @@
 #include "server/http/openai_request.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
@@ -76,6 +79,36 @@ absl::Status ReadChoices(JsonParams& params, engine::GenerationRequest* generati
   return absl::OkStatus();
 }
 
+// logit_bias: {"<token id>": bias, ...}, OpenAI's form. Keys must be decimal ids and values
+// numbers; the engine checks the ids against the vocabulary and the biases' range.
+absl::Status ReadLogitBias(JsonParams& params, engine::SamplingOptions* sampling) {
+  const nlohmann::json* bias = params.Get("logit_bias");
+  if (bias == nullptr) return absl::OkStatus();
+  if (!bias->is_object()) {
+    return params.TypeError("logit_bias", "an object of token ids to biases", *bias);
+  }
+  for (const auto& [key, value] : bias->items()) {
+    const bool decimal =
+        !key.empty() && key.size() <= 11 &&
+        std::all_of(key.begin() + (key[0] == '-' ? 1 : 0), key.end(), absl::ascii_isdigit);
+    int32_t id = 0;
+    if (!decimal || !absl::SimpleAtoi(key, &id)) {
+      return Invalid("logit_bias", absl::StrCat("logit_bias keys must be token ids (decimal "
+                                                "integers), got \"",
+                                                key, "\""));
+    }
+    if (!value.is_number()) {
+      return Invalid("logit_bias", absl::StrCat("logit_bias[\"", key, "\"] must be a number, got ",
+                                                models::JsonForMessage(value)));
+    }
+    sampling->logit_bias.push_back({id, value.get<float>()});
+  }
+  // In id order, as gRPC's map is read (request_parsing.cc).
+  std::sort(sampling->logit_bias.begin(), sampling->logit_bias.end(),
+            [](const auto& a, const auto& b) { return a.id < b.id; });
+  return absl::OkStatus();
+}
+
 absl::Status ReadSampling(JsonParams& params, engine::SamplingOptions* sampling) {
   SLOTSERVE_RETURN_IF_ERROR(params.Float("temperature", &sampling->temperature));
   SLOTSERVE_RETURN_IF_ERROR(params.Float("top_p", &sampling->top_p));
@@ -90,12 +123,7 @@ absl::Status ReadSampling(JsonParams& params, engine::SamplingOptions* sampling)
     SLOTSERVE_RETURN_IF_ERROR(params.Uint64("seed", &seed));
     sampling->seed = seed;
   }
-  const nlohmann::json* bias = params.Get("logit_bias");
-  if (bias != nullptr && !(bias->is_object() && bias->empty())) {
-    return Unsupported("logit_bias", absl::StrCat("logit bias is not supported, got ",
-                                                  models::JsonForMessage(*bias)));
-  }
-  return absl::OkStatus();
+  return ReadLogitBias(params, sampling);
 }
 
 // max_tokens (chat: max_completion_tokens first, as OpenAI now names it), min_tokens, stop,

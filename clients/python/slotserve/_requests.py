@@ -18,7 +18,8 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
                   presence_penalty=None, frequency_penalty=None, seed=None, stop=None,
                   stop_token_ids=None, ignore_eos=False, logprobs=None, request_id="", n=None,
                   keep_session=False, session=None, beam_width=None, n_best=None,
-                  length_penalty=None, source=None, prompt_logprobs=False):
+                  length_penalty=None, source=None, prompt_logprobs=False,
+                  logit_bias=None):
     """The request for `prompt` (text, or a list of token ids used as given). Unset options take
     the server's defaults. `logprobs`: None for none, N for each token's log probability and its
     N likeliest alternatives (0 for the token's alone). `stop`: a string or a list of them.
@@ -31,7 +32,9 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
     (ModelInfo.is_seq2seq), the text or token ids to translate; `prompt` is then an optional
     target prefix (None or "" for none). `prompt_logprobs` (with `logprobs`): also score the
     prompt, each token after the first given those before it (Chunk.prompt_logprobs of the
-    first chunk, Completion.prompt_logprobs)."""
+    first chunk, Completion.prompt_logprobs). `logit_bias`: {token id: bias in [-100, 100]}
+    added to those tokens' logits before each token is chosen (-100 in effect bans a token,
+    +100 forces it; logprobs stay the model's raw distribution)."""
     request = pb.GenerateRequest(request_id=request_id)
     if n is not None:
         request.n = n
@@ -56,6 +59,9 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
                         ("frequency_penalty", frequency_penalty), ("seed", seed)):
         if value is not None:
             setattr(sampling, name, value)
+    if logit_bias:
+        for token_id, bias in logit_bias.items():
+            sampling.logit_bias[int(token_id)] = float(bias)
     stopping = request.stopping
     if max_new_tokens is not None:
         stopping.max_new_tokens = max_new_tokens

@@ -63,8 +63,8 @@ class Client(ClientBase):
         slotserve._requests.build_request (max_new_tokens, temperature, top_k, top_p, min_p,
         repetition/presence/frequency_penalty, seed, stop, stop_token_ids, ignore_eos,
         min_new_tokens, logprobs, request_id, n, keep_session, session, beam_width, n_best,
-        length_penalty, source, prompt_logprobs). For an encoder-decoder model pass source= (text or ids) and
-        prompt=None or a target prefix."""
+        length_penalty, source, prompt_logprobs, logit_bias). For an encoder-decoder model pass
+        source= (text or ids) and prompt=None or a target prefix."""
         request = _requests.build_request(prompt, **options)
         return GenerationStream(self._stub.Generate(request, timeout=self._timeout_of(timeout),
                                                     metadata=self._metadata))

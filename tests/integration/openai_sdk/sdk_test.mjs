@@ -1,6 +1,6 @@
 // The official openai npm SDK against a real slotserve-server (--http-listen): completions and
-// chat, whole and streamed, errors as the SDK's typed exceptions, the model list, and a stream
-// the client aborts, which must free its slot.
+// chat, whole and streamed, echo and logit_bias, errors as the SDK's typed exceptions, the
+// model list, and a stream the client aborts, which must free its slot.
 //
 //   node --test sdk_test.mjs  (with SLOTSERVE_SERVER, SLOTSERVE_MODEL set; CTest does it)
 //
@@ -152,6 +152,24 @@ test('chat: whole and streamed give the same greedy reply', async () => {
   }
   assert.equal(role, 'assistant');
   assert.equal(content, whole.choices[0].message.content);
+});
+
+test('chat: logit_bias of -100 on the greedy token gives the runner-up', async () => {
+  const messages = [{ role: 'user', content: 'Who made the light?' }];
+  const request = { model: 'tiny-abc', messages, temperature: 0, max_completion_tokens: 1,
+    logprobs: true, top_logprobs: 3, return_token_ids: true };
+  const plain = await client.chat.completions.create(request);
+  const greedy = plain.choices[0].token_ids[0];
+  const [first] = plain.choices[0].logprobs.content;
+  const runnerUp = first.top_logprobs.filter((entry) => entry.token !== first.token)
+    .reduce((best, entry) => (entry.logprob > best.logprob ? entry : best));
+  const banned = await client.chat.completions.create(
+    { ...request, logit_bias: { [greedy]: -100 } });
+  const [other] = banned.choices[0].logprobs.content;
+  assert.notEqual(banned.choices[0].token_ids[0], greedy);
+  assert.equal(other.token, runnerUp.token);
+  assert.ok(Math.abs(other.logprob - runnerUp.logprob) < 1e-4,
+    `${other.logprob} against ${runnerUp.logprob}: logprobs stay the raw distribution's`);
 });
 
 test('n choices: one per index, streamed under their index too', async () => {

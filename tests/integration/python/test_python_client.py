@@ -135,6 +135,26 @@ class SyncClientTest(unittest.TestCase):
             self.client.complete("And", max_new_tokens=1, prompt_logprobs=True)
         self.assertIn("logprobs.prompt", str(refused.exception))
 
+    def test_logit_bias_bans_the_greedy_token_and_forces_another(self):
+        # Over gRPC (SamplingParams.logit_bias): -100 on the greedy token gives the runner-up,
+        # which the unbiased request reported as its likeliest alternative, with its raw logprob.
+        plain = self.client.complete([1, 17, 42], max_new_tokens=1, temperature=0, logprobs=3,
+                                     ignore_eos=True)
+        greedy = plain.token_ids[0]
+        runner_up, runner_up_logprob = max(
+            ((token_id, logprob) for token_id, logprob in plain.logprobs[0].top
+             if token_id != greedy), key=lambda entry: entry[1])
+        banned = self.client.complete([1, 17, 42], max_new_tokens=1, temperature=0, logprobs=0,
+                                      ignore_eos=True, logit_bias={greedy: -100})
+        self.assertEqual(banned.token_ids, [runner_up])
+        self.assertAlmostEqual(banned.logprobs[0].logprob, runner_up_logprob, places=4)
+        forced = self.client.complete("And God said", max_new_tokens=4, temperature=1.0,
+                                      seed=3, ignore_eos=True, logit_bias={"42": 100.0})
+        self.assertEqual(forced.token_ids, [42] * 4)
+        with self.assertRaises(slotserve.InvalidArgumentError) as refused:
+            self.client.complete("And", max_new_tokens=1, logit_bias={5: 250})
+        self.assertIn("sampling.logit_bias biases must be in [-100, 100]", str(refused.exception))
+
     def test_n_choices_carry_their_index_and_each_equals_its_seed_alone(self):
         options = dict(max_new_tokens=10, temperature=1.0, seed=21, ignore_eos=True)
         texts = {0: "", 1: ""}

@@ -12,11 +12,12 @@
 
 namespace slotserve::engine::testing {
 
-// The token `row` selects from `logits` (adjusted in place by the row's penalties and masks,
-// as the op does).
+// The token `row` selects from `logits` (adjusted in place by the row's penalties, biases and
+// masks, as the op does).
 inline int32_t SelectOnHost(std::span<float> logits, const models::TokenSampling& row) {
   const models::SamplingOptions& o = row.options;
   const int32_t penalised_offsets[2] = {0, static_cast<int32_t>(row.penalised.size())};
+  const int32_t biased_offsets[2] = {0, static_cast<int32_t>(row.biased.size())};
   const int32_t masked_offsets[2] = {0, static_cast<int32_t>(row.masked.size())};
   int32_t token = -1;
   kernels::SamplingParams params;
@@ -35,6 +36,8 @@ inline int32_t SelectOnHost(std::span<float> logits, const models::TokenSampling
   params.frequency_penalty = &o.frequency_penalty;
   params.penalised_offsets = penalised_offsets;
   params.penalised = row.penalised.data();
+  params.biased_offsets = biased_offsets;
+  params.biased = row.biased.data();
   params.masked_offsets = masked_offsets;
   params.masked = row.masked.data();
   params.out_tokens = &token;

@@ -55,6 +55,7 @@ TEST(RequestValidationTest, AGoodRequestPasses) {
   everything.sampling.repetition_penalty = 1.3f;
   everything.sampling.presence_penalty = -2.0f;
   everything.sampling.frequency_penalty = 2.0f;
+  everything.sampling.logit_bias = {{0, -100.0f}, {63, 100.0f}, {7, 0.5f}};
   everything.stopping.max_new_tokens = 4096;
   everything.stopping.min_new_tokens = 4096;
   everything.stopping.stop_token_ids = {0, 63};
@@ -82,6 +83,33 @@ TEST(RequestValidationTest, MessagesNameTheField) {
        absl::StatusCode::kInvalidArgument, "sampling.presence_penalty must be in [-2, 2]"},
       {"frequency", [](auto& r) { r.sampling.frequency_penalty = -2.5; },
        absl::StatusCode::kInvalidArgument, "sampling.frequency_penalty"},
+      {"bias id",
+       [](auto& r) {
+         r.sampling.logit_bias = {{3, 1.0f}, {64, 1.0f}};
+       },
+       absl::StatusCode::kInvalidArgument,
+       "sampling.logit_bias token ids must be in [0, 64) (the vocabulary), got 64"},
+      {"negative bias id",
+       [](auto& r) {
+         r.sampling.logit_bias = {{-1, 1.0f}};
+       },
+       absl::StatusCode::kInvalidArgument, "got -1"},
+      {"bias twice",
+       [](auto& r) {
+         r.sampling.logit_bias = {{3, 1.0f}, {4, 2.0f}, {3, 5.0f}};
+       },
+       absl::StatusCode::kInvalidArgument, "sampling.logit_bias lists token 3 twice"},
+      {"bias too large",
+       [](auto& r) {
+         r.sampling.logit_bias = {{3, 100.5f}};
+       },
+       absl::StatusCode::kInvalidArgument,
+       "sampling.logit_bias biases must be in [-100, 100], got 100.5 for token 3"},
+      {"bias not a number",
+       [](auto& r) {
+         r.sampling.logit_bias = {{3, std::nanf("")}};
+       },
+       absl::StatusCode::kInvalidArgument, "for token 3"},
       {"empty prompt", [](auto& r) { r.prompt_ids.clear(); }, absl::StatusCode::kInvalidArgument,
        "prompt must hold at least one token"},
       {"unknown token",
@@ -159,6 +187,13 @@ TEST(RequestValidationTest, BeamSearchRefusesWhatContradictsItQuotingTheValue) {
        "sampling.seed must be unset with beam.width = 3 (beam search is deterministic), got 42"},
       {"logprobs", [](auto& r) { r.logprobs.enabled = true; }, absl::StatusCode::kInvalidArgument,
        "logprobs.enabled must be false with beam.width = 3"},
+      {"logit bias",
+       [](auto& r) {
+         r.sampling.logit_bias = {{3, 1.0f}, {4, -1.0f}};
+       },
+       absl::StatusCode::kInvalidArgument,
+       "sampling.logit_bias must be empty with beam.width = 3 (hypotheses are ranked by the "
+       "model's raw log-probabilities), got 2 token(s)"},
       {"stop sequences", [](auto& r) { r.stopping.stop_sequences = {"amen"}; },
        absl::StatusCode::kInvalidArgument,
        "stopping.stop_sequences must be empty with beam.width = 3 (hypotheses end at eos, "

@@ -227,6 +227,39 @@ TEST(SamplerTest, MaskedTokensAreNeverSampled) {
   EXPECT_EQ(SelectOnHost(logits, sampler.NextToken(masked, /*want_raw_logits=*/false)), 2);
 }
 
+// The request's logit_bias rides on every row: the draws follow softmax(logits + bias), the
+// frequencies checked against that closed form.
+TEST(SamplerTest, LogitBiasShiftsTheDistributionOfEveryDraw) {
+  const std::vector<float> logits = {1.0f, 0.5f, -0.2f, 2.0f, 0.0f, -1.0f};
+  const std::vector<kernels::BiasedToken> bias = {{3, -2.5f}, {5, 2.0f}, {2, 1.0f}};
+  SamplingOptions options;
+  options.temperature = 1.0f;
+  RequestSampler sampler(options, 99, {}, bias);
+  std::vector<float> biased = logits;
+  for (const kernels::BiasedToken& b : bias) biased[b.id] += b.bias;
+  const std::vector<double> p = Softmax(biased, 1.0);
+  const int n = 40000;
+  std::vector<int> counts(logits.size(), 0);
+  for (int i = 0; i < n; ++i) {
+    std::vector<float> row = logits;
+    ++counts[testing::SelectAndAccept(sampler, row)];
+  }
+  double chi_square = 0.0;
+  for (size_t id = 0; id < p.size(); ++id) {
+    const double expected = n * p[id];
+    chi_square += (counts[id] - expected) * (counts[id] - expected) / expected;
+  }
+  // 5 degrees of freedom: P(chi2 > 20.52) = 0.001.
+  EXPECT_LT(chi_square, 20.52);
+  // Greedy with -100 on the argmax picks the runner-up.
+  SamplingOptions greedy;
+  greedy.temperature = 0.0f;
+  const std::vector<kernels::BiasedToken> ban = {{3, -100.0f}};
+  RequestSampler banned(greedy, 1, {}, ban);
+  std::vector<float> row = logits;
+  EXPECT_EQ(SelectOnHost(row, banned.NextToken({}, /*want_raw_logits=*/false)), 0);
+}
+
 TEST(SamplerTest, SeededStreamsRepeatAndDifferentSeedsDiffer) {
   const std::vector<float> base = RandomLogits(30, 6, 1.0f);
   auto run = [&](uint64_t seed) {

@@ -1,7 +1,7 @@
 // Token selection (kernels/sampling.h): exact argmax and tie rules, the kept set of each
 // truncation, draw frequencies against the closed-form distribution, batch independence, the
 // optimised backends against the reference draw for draw, and the row adjustments (penalties,
-// masks) against an expectation written here from the rule's text.
+// biases, masks) against an expectation written here from the rule's text.
 #include "kernels/sampling.h"
 
 #include <algorithm>
@@ -35,6 +35,7 @@ struct SamplingCase {
   std::vector<uint64_t> draw_index;
   std::vector<float> repetition, presence, frequency;
   std::vector<std::vector<PenalisedToken>> penalised;
+  std::vector<std::vector<BiasedToken>> biased;
   std::vector<std::vector<int32_t>> masked;
 
   int rows() const { return static_cast<int>(temperature.size()); }
@@ -51,17 +52,19 @@ struct SamplingCase {
     presence.push_back(0.0f);
     frequency.push_back(0.0f);
     penalised.emplace_back();
+    biased.emplace_back();
     masked.emplace_back();
   }
   // A row with adjustments (greedy unless `t` says otherwise; draw i of seed 5 for row i).
   void AddAdjustedRow(const std::vector<float>& row_logits, float rep, float pres, float freq,
                       std::vector<PenalisedToken> row_penalised, std::vector<int32_t> row_masked,
-                      float t = 0.0f) {
+                      float t = 0.0f, std::vector<BiasedToken> row_biased = {}) {
     AddRow(row_logits, t, 0, 1.0f, 0.0f, 5, rows());
     repetition.back() = rep;
     presence.back() = pres;
     frequency.back() = freq;
     penalised.back() = std::move(row_penalised);
+    biased.back() = std::move(row_biased);
     masked.back() = std::move(row_masked);
   }
 };
@@ -72,15 +75,19 @@ struct SamplingRun {
 };
 
 SamplingRun RunCase(Backend backend, const SamplingCase& c) {
-  std::vector<int32_t> penalised_offsets = {0}, masked_offsets = {0}, masked;
+  std::vector<int32_t> penalised_offsets = {0}, biased_offsets = {0}, masked_offsets = {0}, masked;
   std::vector<PenalisedToken> penalised;
+  std::vector<BiasedToken> biased;
   for (int r = 0; r < c.rows(); ++r) {
     penalised.insert(penalised.end(), c.penalised[r].begin(), c.penalised[r].end());
     penalised_offsets.push_back(static_cast<int32_t>(penalised.size()));
+    biased.insert(biased.end(), c.biased[r].begin(), c.biased[r].end());
+    biased_offsets.push_back(static_cast<int32_t>(biased.size()));
     masked.insert(masked.end(), c.masked[r].begin(), c.masked[r].end());
     masked_offsets.push_back(static_cast<int32_t>(masked.size()));
   }
   penalised.push_back({});  // never empty: a DeviceArray holds at least one element
+  biased.push_back({});
   masked.push_back(0);
   DeviceArray<float> logits(backend, c.logits);
   DeviceArray<float> temperature(backend, c.temperature);
@@ -94,6 +101,8 @@ SamplingRun RunCase(Backend backend, const SamplingCase& c) {
   DeviceArray<float> frequency(backend, c.frequency);
   DeviceArray<int32_t> penalised_at(backend, penalised_offsets);
   DeviceArray<PenalisedToken> penalised_tokens(backend, penalised);
+  DeviceArray<int32_t> biased_at(backend, biased_offsets);
+  DeviceArray<BiasedToken> biased_tokens(backend, biased);
   DeviceArray<int32_t> masked_at(backend, masked_offsets);
   DeviceArray<int32_t> masked_ids(backend, masked);
   DeviceArray<int32_t> out(backend, std::vector<int32_t>(c.rows(), -1));
@@ -113,6 +122,8 @@ SamplingRun RunCase(Backend backend, const SamplingCase& c) {
   p.frequency_penalty = frequency.data();
   p.penalised_offsets = penalised_at.data();
   p.penalised = penalised_tokens.data();
+  p.biased_offsets = biased_at.data();
+  p.biased = biased_tokens.data();
   p.masked_offsets = masked_at.data();
   p.masked = masked_ids.data();
   p.out_tokens = out.data();
@@ -320,7 +331,8 @@ INSTANTIATE_TEST_SUITE_P(Backends, SamplingAgreementTest, ::testing::ValuesIn(Op
 // --- Row adjustments (step 1 and 2 of the rule).
 
 // The rule's text, in double: repetition (CTRL) on every listed id, presence and frequency
-// (OpenAI) on the generated ones, then masks; ids outside the vocabulary ignored.
+// (OpenAI) on the generated ones, then the biases, then masks; ids outside the vocabulary
+// ignored.
 std::vector<double> ExpectedAdjusted(const SamplingCase& c, int r) {
   std::vector<double> row(c.logits.begin() + r * c.vocab, c.logits.begin() + (r + 1) * c.vocab);
   const auto in_vocab = [&](int32_t id) { return id >= 0 && id < c.vocab; };
@@ -334,6 +346,9 @@ std::vector<double> ExpectedAdjusted(const SamplingCase& c, int r) {
                static_cast<double>(c.frequency[r]) * token.generated;
     }
   }
+  for (const BiasedToken& token : c.biased[r]) {
+    if (in_vocab(token.id)) row[token.id] += token.bias;
+  }
   for (int32_t id : c.masked[r]) {
     if (in_vocab(id)) row[id] = -std::numeric_limits<double>::infinity();
   }
@@ -345,9 +360,10 @@ int32_t ArgMaxOf(const std::vector<double>& row) {
   return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
 }
 
-// Six rows over a 97-token vocabulary: each penalty alone and together, listed ids with and
+// Eight rows over a 97-token vocabulary: each penalty alone and together, listed ids with and
 // without generated counts on logits of both signs, ids outside the vocabulary, masks that
-// repeat, overlap the penalised ids or hide the argmax, and a row with no adjustments at all.
+// repeat, overlap the penalised ids or hide the argmax, biases alone and on penalised and
+// masked ids, and a row with no adjustments at all.
 SamplingCase MixedAdjustments() {
   SamplingCase c;
   c.vocab = 97;
@@ -358,14 +374,17 @@ SamplingCase MixedAdjustments() {
   std::vector<PenalisedToken> history;
   for (int32_t id = 0; id < c.vocab; id += 7) history.push_back({id, id % 4});
   history.push_back({top, 3});
-  history.push_back({-1, 2});                                             // outside: ignored
-  history.push_back({c.vocab, 1});                                        // outside: ignored
-  c.AddAdjustedRow(first, 1.3f, 0.0f, 0.0f, history, {});                 // repetition only
-  c.AddAdjustedRow(row(22), 1.0f, 0.5f, 0.25f, history, {});              // presence + frequency
-  c.AddAdjustedRow(row(23), 0.7f, -1.0f, 1.5f, history, {5, 5, 14, -3});  // all, masks overlap
-  c.AddAdjustedRow(first, 1.0f, 0.0f, 0.0f, {}, {top});                   // the argmax masked
-  c.AddAdjustedRow(row(24), 2.0f, 2.0f, -2.0f, {{top, 1}, {3, 0}}, {});   // strong, few ids
-  c.AddAdjustedRow(row(25), 1.0f, 0.0f, 0.0f, {}, {});                    // nothing to adjust
+  history.push_back({-1, 2});                                 // outside: ignored
+  history.push_back({c.vocab, 1});                            // outside: ignored
+  c.AddAdjustedRow(first, 1.3f, 0.0f, 0.0f, history, {});     // repetition only
+  c.AddAdjustedRow(row(22), 1.0f, 0.5f, 0.25f, history, {});  // presence + frequency
+  c.AddAdjustedRow(row(23), 0.7f, -1.0f, 1.5f, history, {5, 5, 14, -3}, 0.0f,
+                   {{14, 50.0f}, {21, -0.75f}, {top, 2.5f}, {c.vocab + 2, 9.0f}});  // all
+  c.AddAdjustedRow(first, 1.0f, 0.0f, 0.0f, {}, {top});                       // the argmax masked
+  c.AddAdjustedRow(row(24), 2.0f, 2.0f, -2.0f, {{top, 1}, {3, 0}}, {});       // strong, few ids
+  c.AddAdjustedRow(first, 1.0f, 0.0f, 0.0f, {}, {}, 0.0f, {{top, -100.0f}});  // bias only
+  c.AddAdjustedRow(first, 1.0f, 0.0f, 0.0f, {}, {}, 0.0f, {{40, 100.0f}, {41, 99.0f}});
+  c.AddAdjustedRow(row(25), 1.0f, 0.0f, 0.0f, {}, {});  // nothing to adjust
   return c;
 }
 
@@ -378,7 +397,7 @@ std::vector<BackendCase> AdjustmentCases() {
 
 class SamplingAdjustmentTest : public ::testing::TestWithParam<BackendCase> {};
 
-TEST_P(SamplingAdjustmentTest, PenaltiesAndMasksFollowTheRule) {
+TEST_P(SamplingAdjustmentTest, PenaltiesBiasesAndMasksFollowTheRule) {
   SLOTSERVE_SKIP_IF_UNAVAILABLE(GetParam().backend);
   const SamplingCase c = MixedAdjustments();
   const SamplingRun got = RunCase(GetParam().backend, c);
@@ -396,9 +415,12 @@ TEST_P(SamplingAdjustmentTest, PenaltiesAndMasksFollowTheRule) {
     }
     EXPECT_EQ(got.tokens[r], ArgMaxOf(want)) << "greedy picks the adjusted argmax";
   }
-  // Row 3 is row 0's logits with their argmax masked: the runner-up wins.
+  // Row 3 is row 0's logits with their argmax masked: the runner-up wins; so does it in row 5,
+  // where the argmax is biased by -100. Row 6's +100 wins over any logit.
   const std::vector<float> row3(c.logits.begin() + 3 * c.vocab, c.logits.begin() + 4 * c.vocab);
   EXPECT_NE(got.tokens[3], std::max_element(row3.begin(), row3.end()) - row3.begin());
+  EXPECT_EQ(got.tokens[5], got.tokens[3]);
+  EXPECT_EQ(got.tokens[6], 40);
 }
 
 // One definition of the arithmetic (PenalisedLogit) and no fused multiply-adds: every backend

@@ -59,9 +59,11 @@ std::vector<int32_t> ReferenceTokens(std::span<const float> logits, int vocab,
   const size_t rows = sampling.size();
   std::vector<float> adjusted(logits.begin(), logits.end());
   std::vector<float> temperature, top_p, min_p, repetition, presence, frequency;
-  std::vector<int32_t> top_k, out(rows, -1), penalised_offsets = {0}, masked_offsets = {0};
+  std::vector<int32_t> top_k, out(rows, -1), penalised_offsets = {0}, biased_offsets = {0},
+                                             masked_offsets = {0};
   std::vector<int32_t> masked;
   std::vector<kernels::PenalisedToken> penalised;
+  std::vector<kernels::BiasedToken> biased;
   std::vector<uint64_t> seeds, draws;
   for (const TokenSampling& row : sampling) {
     temperature.push_back(row.options.temperature);
@@ -75,6 +77,8 @@ std::vector<int32_t> ReferenceTokens(std::span<const float> logits, int vocab,
     draws.push_back(row.draw_index);
     penalised.insert(penalised.end(), row.penalised.begin(), row.penalised.end());
     penalised_offsets.push_back(static_cast<int32_t>(penalised.size()));
+    biased.insert(biased.end(), row.biased.begin(), row.biased.end());
+    biased_offsets.push_back(static_cast<int32_t>(biased.size()));
     masked.insert(masked.end(), row.masked.begin(), row.masked.end());
     masked_offsets.push_back(static_cast<int32_t>(masked.size()));
   }
@@ -94,6 +98,8 @@ std::vector<int32_t> ReferenceTokens(std::span<const float> logits, int vocab,
   params.frequency_penalty = frequency.data();
   params.penalised_offsets = penalised_offsets.data();
   params.penalised = penalised.data();
+  params.biased_offsets = biased_offsets.data();
+  params.biased = biased.data();
   params.masked_offsets = masked_offsets.data();
   params.masked = masked.data();
   params.out_tokens = out.data();
@@ -257,25 +263,37 @@ TEST_P(StepAndSampleTest, AdjustedRowsAndRawLogitsMatchTheReferenceOnStepLogits)
                                           TokenSampling{.options = {.temperature = 0.0f}});
   const std::vector<int32_t> argmax = ReferenceTokens(logits, vocab_, greedy);
 
-  // Row 0: greedy with its argmax masked. Row 1: penalties over a history holding its argmax.
-  // Row 2: sampled with both, and logprobs. Rows 0 and 2 want their raw logits.
+  // Row 0: greedy with its argmax masked (and biased up: the mask wins). Row 1: penalties over
+  // a history holding its argmax, and biases. Row 2: sampled with all three, and logprobs.
+  // Rows 0 and 2 want their raw logits.
   const std::vector<int32_t> masked0 = {argmax[0], 3 % vocab_};
+  const std::vector<kernels::BiasedToken> bias0 = {{.id = argmax[0], .bias = 100.0f}};
+  const std::vector<kernels::BiasedToken> bias1 = {{.id = argmax[1], .bias = 1.5f},
+                                                   {.id = 7 % vocab_, .bias = -2.0f}};
+  const std::vector<kernels::BiasedToken> bias2 = {{.id = 1, .bias = 80.0f},
+                                                   {.id = 4 % vocab_, .bias = 3.0f}};
   const std::vector<kernels::PenalisedToken> history1 = {{.id = argmax[1], .generated = 2},
                                                          {.id = 0, .generated = 0},
                                                          {.id = 6 % vocab_, .generated = 1}};
   const std::vector<int32_t> masked2 = {1};
   std::vector<TokenSampling> sampling = {
-      {.options = {.temperature = 0.0f}, .seed = 1, .masked = masked0, .want_raw_logits = true},
+      {.options = {.temperature = 0.0f},
+       .seed = 1,
+       .biased = bias0,
+       .masked = masked0,
+       .want_raw_logits = true},
       {.options = {.temperature = 0.0f,
                    .repetition_penalty = 3.0f,
                    .presence_penalty = 2.0f,
                    .frequency_penalty = 1.5f},
        .seed = 2,
-       .penalised = history1},
+       .penalised = history1,
+       .biased = bias1},
       {.options = {.temperature = 0.8f, .top_k = 20, .repetition_penalty = 1.2f},
        .seed = 3,
        .draw_index = 4,
        .penalised = history1,
+       .biased = bias2,
        .masked = masked2,
        .want_raw_logits = true},
   };

@@ -78,6 +78,7 @@ TEST_F(OpenAiRequestTest, EveryParameterReachesTheEngineRequest) {
                                             {"presence_penalty", 0.5},
                                             {"frequency_penalty", -0.5},
                                             {"seed", -1},
+                                            {"logit_bias", {{"5", -100}, {"17", 2.5}}},
                                             {"stop", "\n"},
                                             {"stop_token_ids", {2, 3}},
                                             {"ignore_eos", true},
@@ -101,6 +102,11 @@ TEST_F(OpenAiRequestTest, EveryParameterReachesTheEngineRequest) {
   EXPECT_FLOAT_EQ(g.sampling.presence_penalty, 0.5f);
   EXPECT_FLOAT_EQ(g.sampling.frequency_penalty, -0.5f);
   EXPECT_EQ(g.sampling.seed, UINT64_MAX);  // a negative seed wraps
+  ASSERT_EQ(g.sampling.logit_bias.size(), 2u);
+  EXPECT_EQ(g.sampling.logit_bias[0].id, 5);
+  EXPECT_FLOAT_EQ(g.sampling.logit_bias[0].bias, -100.0f);
+  EXPECT_EQ(g.sampling.logit_bias[1].id, 17);
+  EXPECT_FLOAT_EQ(g.sampling.logit_bias[1].bias, 2.5f);
   EXPECT_EQ(g.stopping.stop_sequences, std::vector<std::string>{"\n"});
   EXPECT_EQ(g.stopping.stop_token_ids, (std::vector<int32_t>{2, 3}));
   EXPECT_TRUE(g.stopping.ignore_eos);
@@ -208,7 +214,14 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"echo", "yes"}}).param, "echo");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"suffix", "end"}}).param, "suffix");
-  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {{"5", 1}}}}).param, "logit_bias");
+  error = CompletionError({{"prompt", "x"}, {"logit_bias", {{"five", 1}}}});
+  EXPECT_EQ(error.param, "logit_bias");
+  EXPECT_EQ(error.message, "logit_bias keys must be token ids (decimal integers), got \"five\"");
+  error = CompletionError({{"prompt", "x"}, {"logit_bias", {{"5", "high"}}}});
+  EXPECT_EQ(error.message, "logit_bias[\"5\"] must be a number, got \"high\"");
+  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {1, 2}}}).param, "logit_bias");
+  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {{"99999999999", 1}}}}).param,
+            "logit_bias");
   EXPECT_EQ(CompletionError({{"prompt", {"a", "b"}}}).param, "prompt");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"source", "Im Anfang"}}).code, "unsupported_value");
   EXPECT_EQ(CompletionError(json::object()).param, "prompt");
@@ -326,6 +339,14 @@ TEST_F(OpenAiRequestTest, EngineValidationErrorsNameTheOpenAiParameter) {
   const json messages = {{{"role", "user"}, {"content", "x"}}};
   const std::vector<Case> cases = {
       {{{"prompt", "x"}, {"top_p", 1.5}}, Endpoint::kCompletions, "top_p", "top_p must be in"},
+      {{{"prompt", "x"}, {"logit_bias", {{"3", 101}}}},
+       Endpoint::kCompletions,
+       "logit_bias",
+       "logit_bias biases must be in [-100, 100], got 101 for token 3"},
+      {{{"prompt", "x"}, {"logit_bias", {{"3", 1}, {"03", 1}}}},
+       Endpoint::kCompletions,
+       "logit_bias",
+       "logit_bias lists token 3 twice"},
       {{{"prompt", "x"}, {"temperature", -1}},
        Endpoint::kCompletions,
        "temperature",
