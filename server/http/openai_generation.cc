@@ -1,5 +1,7 @@
 #include "server/http/openai_generation.h"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +17,7 @@
 #include "server/http/beam_choices.h"
 #include "server/http/openai_errors.h"
 #include "server/http/openai_response.h"
+#include "server/http/prompt_batch_sink.h"
 #include "server/http/token_event_queue.h"
 
 namespace slotserve::server::http {
@@ -53,7 +56,8 @@ class CallGuard {
   GenerationGateway& gateway_;
 };
 
-// One accepted request: its events, the response it becomes, and its call count.
+// One accepted request (one engine request per prompt of a batch): its events, the response it
+// becomes, and its call count.
 struct Generation {
   Generation(GenerationGateway& gateway, OpenAiRequest parsed, ResponseHeader header,
              const engine::Tokenizer* tokenizer)
@@ -65,16 +69,51 @@ struct Generation {
   // Released when the response is: a stream whose client left before it ended (or before it
   // started: cpp-httplib skips the provider when the headers cannot be written) is cancelled.
   ~Generation() {
-    if (id.has_value() && !events->finished()) gateway.Cancel(*id);
+    if (events->finished()) return;
+    for (engine::RequestId id : ids) gateway.Cancel(id);
   }
 
   GenerationGateway& gateway;
   OpenAiRequest request;
   ResponseBuilder builder;
   std::shared_ptr<TokenEventQueue> events = std::make_shared<TokenEventQueue>();
-  std::optional<engine::RequestId> id;
+  std::vector<engine::RequestId> ids;  // the engine requests submitted, by prompt
   CallGuard call;
 };
+
+// Submits the request's engine requests (one per prompt of a batch), recording their ids in
+// `generation`; the first refusal stops it.
+absl::Status Submit(GenerationGateway& gateway, Generation& generation,
+                    const std::string& response_id) {
+  OpenAiRequest& request = generation.request;
+  const size_t prompts = 1 + request.further_prompts.size();
+  const int64_t choices_per_prompt = std::max<int64_t>(
+      request.generation.beam.enabled() ? request.generation.beam.n_best : request.generation.n, 1);
+  auto requests_left = std::make_shared<std::atomic<int>>(static_cast<int>(prompts));
+  for (size_t prompt = 0; prompt < prompts; ++prompt) {
+    engine::GenerationRequest submitted = request.generation;
+    std::shared_ptr<engine::GenerationSink> sink = generation.events;
+    submitted.request_id = response_id;
+    if (prompts > 1) {
+      // The engine's log names each prompt's request apart.
+      absl::StrAppend(&submitted.request_id, "-", prompt);
+      if (prompt > 0) submitted.prompt_ids = request.further_prompts[prompt - 1].ids;
+      sink = std::make_shared<PromptBatchSink>(
+          sink, static_cast<int32_t>(prompt * choices_per_prompt), requests_left);
+    }
+    if (submitted.beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
+    std::string label;
+    absl::StatusOr<engine::RequestId> id =
+        gateway.SubmitParsed(std::move(submitted), std::move(sink), &label);
+    if (!id.ok()) {
+      // The engine's refusal of a prompt ("prompt_ids[3] must be ...") names it in the batch.
+      if (prompts > 1) request.names.prompt = absl::StrCat("prompt[", prompt, "]");
+      return id.status();
+    }
+    generation.ids.push_back(*id);
+  }
+  return absl::OkStatus();
+}
 
 // Not valid UTF-8, not JSON, a repeated key: the message says which (and where).
 absl::StatusOr<OpenAiRequest> Parse(Endpoint endpoint, const std::string& body,
@@ -117,8 +156,8 @@ bool Stream(Generation& generation, httplib::DataSink& sink) {
         return true;
       }
       if (choice.tokens.prompt_logprobs.has_value()) {  // an echo's prompt, before any token
-        for (const nlohmann::ordered_json& echo :
-             generation.builder.EchoChunks(&*choice.tokens.prompt_logprobs)) {
+        for (const nlohmann::ordered_json& echo : generation.builder.EchoChunks(
+                 generation.builder.PromptOf(choice.index), &*choice.tokens.prompt_logprobs)) {
           if (!WriteEvent(sink, Dump(echo))) return false;
         }
       }
@@ -183,18 +222,11 @@ void GenerationHandler::Handle(Endpoint endpoint, const httplib::Request& http_r
   auto generation = std::make_shared<Generation>(
       gateway_, *std::move(parsed),
       ResponseHeader{response_id, absl::ToUnixSeconds(absl::Now()), model_.name}, model_.tokenizer);
-  engine::GenerationRequest submitted = generation->request.generation;
-  submitted.request_id = response_id;
-  std::shared_ptr<engine::GenerationSink> sink = generation->events;
-  if (submitted.beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
-  std::string label;
-  absl::StatusOr<engine::RequestId> id =
-      gateway_.SubmitParsed(std::move(submitted), std::move(sink), &label);
-  if (!id.ok()) {
-    SendError(id.status(), response, generation->request.names);
+  if (absl::Status submitted = Submit(gateway_, *generation, response_id); !submitted.ok()) {
+    // The prompts of a batch already submitted are cancelled as `generation` is released.
+    SendError(submitted, response, generation->request.names);
     return;
   }
-  generation->id = *id;
   response.set_header("X-Request-Id", response_id);
 
   if (generation->request.stream) {

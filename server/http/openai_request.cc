@@ -11,6 +11,7 @@
 #include "base/status_macros.h"
 #include "models/json_document.h"
 #include "server/http/json_params.h"
+#include "server/http/openai_prompts.h"
 #include "server/http/openai_source.h"
 #include "server/prompt_encoding.h"
 
@@ -190,51 +191,6 @@ absl::Status RequireObject(const nlohmann::json& body) {
       absl::StrCat("the request body must be a JSON object, got ", models::JsonForMessage(body)));
 }
 
-// prompt: a string, an array of token ids, or either inside a one-element array (OpenAI's batch
-// forms; batches of several prompts are refused).
-absl::StatusOr<std::vector<int32_t>> ReadPrompt(JsonParams& params, const ServedModel& model) {
-  const nlohmann::json* prompt = params.Get("prompt");
-  // Beside a seq2seq source the prompt is an optional target prefix, without BOS.
-  if (model.seq2seq && (prompt == nullptr || *prompt == "")) return std::vector<int32_t>();
-  if (prompt == nullptr) {
-    return Invalid("prompt", "prompt is required: a string or an array of token ids");
-  }
-  const nlohmann::json* single = prompt;
-  if (prompt->is_array() && !prompt->empty() && !IsIntegral((*prompt)[0])) {
-    if (prompt->size() > 1) {
-      return Unsupported("prompt", absl::StrCat("one prompt per request is supported, got a "
-                                                "batch of ",
-                                                prompt->size()));
-    }
-    single = &(*prompt)[0];
-  }
-  if (single->is_string()) {
-    if (single->get<std::string>().empty()) return Invalid("prompt", "prompt must not be empty");
-    return EncodeText(single->get<std::string>(), "prompt", model.tokenizer,
-                      model.seq2seq ? -1 : model.bos_id);
-  }
-  if (single->is_array()) {
-    if (single->empty()) return Invalid("prompt", "prompt must not be empty");
-    // Ids are used as given (no BOS), as gRPC's token_ids; the engine checks their range.
-    std::vector<int32_t> prompt_ids;
-    SLOTSERVE_RETURN_IF_ERROR(ReadInt32Array(*single, "prompt", &prompt_ids));
-    return prompt_ids;
-  }
-  return params.TypeError("prompt", "a string or an array of token ids", *prompt);
-}
-
-// The prompt as the client sent it when it was text, else its ids decoded (empty without a
-// tokenizer). ReadPrompt has accepted the prompt.
-std::string EchoText(JsonParams& params, const std::vector<int32_t>& prompt_ids,
-                     const ServedModel& model) {
-  const nlohmann::json* prompt = params.Get("prompt");
-  if (prompt != nullptr && prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
-    prompt = &(*prompt)[0];
-  }
-  if (prompt != nullptr && prompt->is_string()) return prompt->get<std::string>();
-  return model.tokenizer == nullptr ? std::string() : model.tokenizer->Decode(prompt_ids);
-}
-
 // One message's content: a string, or an array of {"type": "text", "text": ...} parts (joined
 // with newlines, as vLLM does).
 absl::StatusOr<std::string> ReadContent(const nlohmann::json& content, const std::string& path) {
@@ -327,7 +283,14 @@ absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
   JsonParams params(body);
   OpenAiRequest request;
   SLOTSERVE_RETURN_IF_ERROR(ReadCommon(params, model, Endpoint::kCompletions, &request));
-  SLOTSERVE_ASSIGN_OR_RETURN(request.generation.prompt_ids, ReadPrompt(params, model));
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("echo", &request.echo));
+  SLOTSERVE_ASSIGN_OR_RETURN(std::vector<SentPrompt> prompts,
+                             ReadPrompts(params, model, request.echo));
+  request.generation.prompt_ids = std::move(prompts[0].ids);
+  request.echo_text = std::move(prompts[0].echo_text);
+  for (size_t i = 1; i < prompts.size(); ++i) {
+    request.further_prompts.push_back({std::move(prompts[i].ids), std::move(prompts[i].echo_text)});
+  }
   // logprobs: how many alternatives per token (0 = the chosen token's alone); null = none.
   if (const nlohmann::json* logprobs = params.Get("logprobs"); logprobs != nullptr) {
     if (logprobs->is_boolean()) {
@@ -337,11 +300,7 @@ absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
     SLOTSERVE_RETURN_IF_ERROR(params.Int("logprobs", &request.generation.logprobs.top_n));
     request.generation.logprobs.enabled = true;
   }
-  SLOTSERVE_RETURN_IF_ERROR(params.Bool("echo", &request.echo));
-  if (request.echo) {
-    request.echo_text = EchoText(params, request.generation.prompt_ids, model);
-    request.generation.logprobs.prompt = request.generation.logprobs.enabled;
-  }
+  if (request.echo) request.generation.logprobs.prompt = request.generation.logprobs.enabled;
   std::string suffix;
   SLOTSERVE_RETURN_IF_ERROR(params.String("suffix", &suffix));
   if (!suffix.empty()) return Unsupported("suffix", "insertion (a suffix) is not supported");

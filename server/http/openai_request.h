@@ -2,14 +2,17 @@
 // /v1/chat/completions) becomes an engine::GenerationRequest plus how to answer it.
 //
 // Only what the JSON shape decides is checked here (types, which parameters exist, what this
-// server does not support, such as n > 1); every numeric limit is the engine's
+// server does not support, such as a suffix); every numeric limit is the engine's
 // (Scheduler::Submit), whose errors openai_errors.h renames to the parameters sent, so HTTP
-// and gRPC never disagree. Parameters: OpenAI's, plus vLLM's extensions top_k, min_p,
-// repetition_penalty, min_tokens, stop_token_ids, ignore_eos, return_token_ids and (chat)
-// add_generation_prompt. README.md lists them with what is refused.
+// and gRPC never disagree. A completions prompt may be a batch (openai_prompts.h). Parameters:
+// OpenAI's, plus vLLM's extensions top_k, min_p, repetition_penalty, min_tokens,
+// stop_token_ids, ignore_eos, return_token_ids and (chat) add_generation_prompt. README.md
+// lists them with what is refused.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include "absl/status/statusor.h"
@@ -48,6 +51,14 @@ struct OpenAiRequest {
   // null and the rest scored by the engine (LogprobOptions::prompt).
   bool echo = false;
   std::string echo_text;
+  // Completions' batch ("prompt": [p0, p1, ...]): the prompts after the first (which is
+  // generation.prompt_ids and echo_text), each generated as an engine request of its own with
+  // generation's other options. Prompt p's choice j is answered as choice p * n + j.
+  struct FurtherPrompt {
+    std::vector<int32_t> ids;
+    std::string echo_text;
+  };
+  std::vector<FurtherPrompt> further_prompts;
   ParamNames names;  // what the client called the engine's fields
 };
 

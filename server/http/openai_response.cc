@@ -26,10 +26,16 @@ const char* OpenAiFinishReason(engine::FinishReason reason) {
   return reason == engine::FinishReason::kLength ? "length" : "stop";
 }
 
-nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices) {
-  const int64_t prompt = choices.empty() ? 0 : choices.front().prompt_tokens;
+nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices,
+                             int64_t choices_per_prompt) {
+  std::map<int64_t, int64_t> prompt_tokens;  // by prompt
   int64_t completion = 0;
-  for (const engine::Finished& finished : choices) completion += finished.generated_tokens;
+  for (const engine::Finished& finished : choices) {
+    prompt_tokens.try_emplace(finished.choice_index / choices_per_prompt, finished.prompt_tokens);
+    completion += finished.generated_tokens;
+  }
+  int64_t prompt = 0;
+  for (const auto& [index, tokens] : prompt_tokens) prompt += tokens;
   return {{"prompt_tokens", prompt},
           {"completion_tokens", completion},
           {"total_tokens", prompt + completion}};
@@ -170,10 +176,13 @@ nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,
 nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>& choices) {
   nlohmann::ordered_json response = Envelope(/*chunk=*/false);
   response["choices"] = nlohmann::ordered_json::array();
-  // An echo's prompt scores arrive once, with choice 0 (TokenChunk::prompt_logprobs).
-  const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores = nullptr;
+  // An echo's prompt scores arrive once per prompt, with its first choice
+  // (TokenChunk::prompt_logprobs).
+  std::map<int64_t, const std::vector<engine::GeneratedTokenLogprobs>*> prompt_scores;
   for (const ChoiceOutput& choice : choices) {
-    if (choice.tokens.prompt_logprobs.has_value()) prompt_scores = &*choice.tokens.prompt_logprobs;
+    if (choice.tokens.prompt_logprobs.has_value()) {
+      prompt_scores[PromptOf(choice.finished.choice_index)] = &*choice.tokens.prompt_logprobs;
+    }
   }
   std::vector<engine::Finished> ends;
   for (const ChoiceOutput& choice : choices) {
@@ -183,22 +192,33 @@ nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>
       response["choices"].push_back(Choice(tokens, &choice.finished, /*streaming=*/false));
     } else {
       // The prompt's logprobs first: the choice's text offsets run on from them.
-      nlohmann::ordered_json logprobs = EchoLogprobs(tokens.choice_index, prompt_scores);
+      const int64_t prompt = PromptOf(tokens.choice_index);
+      const auto scores = prompt_scores.find(prompt);
+      nlohmann::ordered_json logprobs = EchoLogprobs(
+          tokens.choice_index, scores != prompt_scores.end() ? scores->second : nullptr);
       nlohmann::ordered_json own = Choice(tokens, &choice.finished, /*streaming=*/false);
-      own["text"] = request_.echo_text + own["text"].get<std::string>();
+      own["text"] = EchoText(prompt) + own["text"].get<std::string>();
       AppendCompletionsLogprobs(own["logprobs"], &logprobs);
       own["logprobs"] = std::move(logprobs);
       response["choices"].push_back(std::move(own));
     }
     ends.push_back(choice.finished);
   }
-  response["usage"] = Usage(ends);
+  response["usage"] = Usage(ends, ChoiceCount());
   return response;
 }
 
 int64_t ResponseBuilder::ChoiceCount() const {
   const engine::GenerationRequest& generation = request_.generation;
   return std::max<int64_t>(generation.beam.enabled() ? generation.beam.n_best : generation.n, 1);
+}
+
+const std::vector<int32_t>& ResponseBuilder::PromptIds(int64_t prompt) const {
+  return prompt == 0 ? request_.generation.prompt_ids : request_.further_prompts[prompt - 1].ids;
+}
+
+const std::string& ResponseBuilder::EchoText(int64_t prompt) const {
+  return prompt == 0 ? request_.echo_text : request_.further_prompts[prompt - 1].echo_text;
 }
 
 LogprobsFormatter& ResponseBuilder::Formatter(int32_t index) {
@@ -208,25 +228,28 @@ LogprobsFormatter& ResponseBuilder::Formatter(int32_t index) {
 nlohmann::ordered_json ResponseBuilder::EchoLogprobs(
     int32_t index, const std::vector<engine::GeneratedTokenLogprobs>* scores) {
   if (scores == nullptr) return nullptr;
-  return Formatter(index).FormatPrompt(request_.generation.prompt_ids, *scores);
+  return Formatter(index).FormatPrompt(PromptIds(PromptOf(index)), *scores);
 }
 
 nlohmann::ordered_json ResponseBuilder::EchoChoice(
     int32_t index, const std::vector<engine::GeneratedTokenLogprobs>* scores) {
   return {{"index", index},
-          {"text", request_.echo_text},
+          {"text", EchoText(PromptOf(index))},
           {"logprobs", EchoLogprobs(index, scores)},
           {"finish_reason", nullptr}};
 }
 
 std::vector<nlohmann::ordered_json> ResponseBuilder::EchoChunks(
-    const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores) {
+    int64_t prompt, const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores) {
   std::vector<nlohmann::ordered_json> chunks;
-  if (echo_streamed_) return chunks;
-  echo_streamed_ = true;
-  for (int32_t index = 0; index < ChoiceCount(); ++index) {
+  echo_streamed_.resize(PromptCount(), false);
+  if (prompt < 0 || prompt >= PromptCount() || echo_streamed_[prompt]) return chunks;
+  echo_streamed_[prompt] = true;
+  const int64_t first = prompt * ChoiceCount();
+  for (int64_t index = first; index < first + ChoiceCount(); ++index) {
     nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
-    chunk["choices"] = nlohmann::ordered_json::array({EchoChoice(index, prompt_scores)});
+    chunk["choices"] =
+        nlohmann::ordered_json::array({EchoChoice(static_cast<int32_t>(index), prompt_scores)});
     if (request_.include_usage) chunk["usage"] = nullptr;
     chunks.push_back(std::move(chunk));
   }
@@ -239,9 +262,17 @@ std::vector<nlohmann::ordered_json> ResponseBuilder::StreamStart() {
     // Echo without logprobs, or of a one-token prompt (nothing to score): now. Else once the
     // engine has scored the prompt (EchoChunks from the stream).
     static const std::vector<engine::GeneratedTokenLogprobs> kNoScores;
-    if (!request_.generation.logprobs.prompt) return EchoChunks(nullptr);
-    if (request_.generation.prompt_ids.size() <= 1) return EchoChunks(&kNoScores);
-    return {};
+    std::vector<nlohmann::ordered_json> chunks;
+    for (int64_t prompt = 0; prompt < PromptCount(); ++prompt) {
+      std::vector<nlohmann::ordered_json> echo;
+      if (!request_.generation.logprobs.prompt) {
+        echo = EchoChunks(prompt, nullptr);
+      } else if (PromptIds(prompt).size() <= 1) {
+        echo = EchoChunks(prompt, &kNoScores);
+      }
+      for (nlohmann::ordered_json& chunk : echo) chunks.push_back(std::move(chunk));
+    }
+    return chunks;
   }
   std::vector<nlohmann::ordered_json> chunks;
   // A beam search answers with its n-best as choices (beam_choices.h).
@@ -274,7 +305,7 @@ nlohmann::ordered_json ResponseBuilder::UsageChunk(
     const std::vector<engine::Finished>& choices) const {
   nlohmann::ordered_json chunk = Envelope(/*chunk=*/true);
   chunk["choices"] = nlohmann::ordered_json::array();
-  chunk["usage"] = Usage(choices);
+  chunk["usage"] = Usage(choices, ChoiceCount());
   return chunk;
 }
 

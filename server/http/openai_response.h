@@ -74,7 +74,8 @@ struct ChoiceOutput {
 
 // Builds one request's response objects. A request with n choices (GenerationRequest::n) has
 // one "choices" entry per choice in a whole answer, and stream chunks that each carry one
-// choice's news under its "index", as OpenAI and vLLM send them.
+// choice's news under its "index", as OpenAI and vLLM send them. A batch of prompts
+// (OpenAiRequest::further_prompts) answers prompt p's choice j as choice p * n + j.
 class ResponseBuilder {
  public:
   ResponseBuilder(const OpenAiRequest& request, ResponseHeader header,
@@ -87,11 +88,14 @@ class ResponseBuilder {
   // (OpenAI sends them before the first token). Completions have none, but for an echo
   // without logprobs: the prompt's text, one chunk per choice.
   std::vector<nlohmann::ordered_json> StreamStart();
-  // An echo: one chunk per choice with the prompt's text and, when `prompt_scores` is not
-  // null, its tokens' logprobs (sent by StreamStart, or once the engine scored the prompt;
-  // before any of the choices' own tokens). Empty after the first call.
+  // An echo of prompt `prompt`: one chunk per choice of it with the prompt's text and, when
+  // `prompt_scores` is not null, its tokens' logprobs (sent by StreamStart, or once the engine
+  // scored the prompt; before any of the choices' own tokens). Empty after the prompt's first
+  // call.
   std::vector<nlohmann::ordered_json> EchoChunks(
-      const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores);
+      int64_t prompt, const std::vector<engine::GeneratedTokenLogprobs>* prompt_scores);
+  // The prompt (0 unless a batch) whose choice `choice_index` is.
+  int64_t PromptOf(int32_t choice_index) const { return choice_index / ChoiceCount(); }
   // A stream chunk with what arrived for choice delta.choice_index since its last one;
   // `finished` (when not null) ends that choice with its finish_reason. nullopt when there is
   // nothing to send (no text, ids or logprobs, not finished).
@@ -106,8 +110,11 @@ class ResponseBuilder {
   nlohmann::ordered_json Choice(const engine::TokenChunk& tokens, const engine::Finished* finished,
                                 bool streaming);
 
-  // Choices in the response: a beam search's n-best (beam_choices.h), else n.
+  // Choices of each prompt: a beam search's n-best (beam_choices.h), else n.
   int64_t ChoiceCount() const;
+  int64_t PromptCount() const { return 1 + static_cast<int64_t>(request_.further_prompts.size()); }
+  const std::vector<int32_t>& PromptIds(int64_t prompt) const;
+  const std::string& EchoText(int64_t prompt) const;
   // Choice `index`'s formatter (made on first use).
   LogprobsFormatter& Formatter(int32_t index);
   // The prompt's logprobs for choice `index` (null when `scores` is): before its own tokens'.
@@ -121,13 +128,15 @@ class ResponseBuilder {
   ResponseHeader header_;
   const engine::Tokenizer* tokenizer_;
   std::map<int32_t, LogprobsFormatter> logprobs_;  // by choice: each keeps its text offset
-  bool echo_streamed_ = false;
+  std::vector<bool> echo_streamed_;                // by prompt
 };
 
 // "length" for kLength, "stop" for the model's eos, a stop token or a stop sequence.
 const char* OpenAiFinishReason(engine::FinishReason reason);
 
-// The prompt counted once (the choices share its prefill), the completions of every choice.
-nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices);
+// Each prompt counted once (its choices share its prefill; prompt p's are choices
+// p * choices_per_prompt ..), the completions of every choice.
+nlohmann::ordered_json Usage(const std::vector<engine::Finished>& choices,
+                             int64_t choices_per_prompt = 1 << 30);
 
 }  // namespace slotserve::server::http

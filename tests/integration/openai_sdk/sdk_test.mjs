@@ -133,6 +133,27 @@ test('completions: echo with logprobs scores the prompt as generation scores its
     tokens.forEach((token, i) => assert.equal(choice.text.substr(offsets[i], token.length), token));
   });
 
+test('completions: a batch of prompts scores each as it is scored alone (lm-eval batches)',
+  async () => {
+    const prompts = ['In the beginning God created', 'And the earth was'];
+    const request = { model: 'tiny-abc', max_tokens: 1, temperature: 0, logprobs: 0,
+      echo: true, ignore_eos: true };
+    const batch = await client.completions.create({ ...request, prompt: prompts });
+    assert.deepEqual(batch.choices.map((c) => c.index), [0, 1]);
+    let promptTokens = 0;
+    for (const [i, prompt] of prompts.entries()) {
+      const alone = await client.completions.create({ ...request, prompt });
+      promptTokens += alone.usage.prompt_tokens;
+      assert.equal(batch.choices[i].text, alone.choices[0].text);
+      assert.deepEqual(batch.choices[i].logprobs.tokens, alone.choices[0].logprobs.tokens);
+      batch.choices[i].logprobs.token_logprobs.forEach((logprob, t) => {
+        const want = alone.choices[0].logprobs.token_logprobs[t];
+        assert.ok(t === 0 ? logprob === null : Math.abs(logprob - want) < 1e-5, `${i}/${t}`);
+      });
+    }
+    assert.equal(batch.usage.prompt_tokens, promptTokens);
+  });
+
 test('chat: whole and streamed give the same greedy reply', async () => {
   const messages = [{ role: 'system', content: 'Answer briefly.' },
     { role: 'user', content: 'Who made the light?' }];

@@ -222,7 +222,6 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {1, 2}}}).param, "logit_bias");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"logit_bias", {{"99999999999", 1}}}}).param,
             "logit_bias");
-  EXPECT_EQ(CompletionError({{"prompt", {"a", "b"}}}).param, "prompt");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"source", "Im Anfang"}}).code, "unsupported_value");
   EXPECT_EQ(CompletionError(json::object()).param, "prompt");
   EXPECT_EQ(CompletionError({{"prompt", ""}}).param, "prompt");
@@ -254,6 +253,39 @@ TEST_F(OpenAiRequestTest, EchoKeepsThePromptAsSentAndScoresItOnlyWithLogprobs) {
   request =
       Completion({{"prompt", std::vector<int32_t>(ids.begin() + 1, ids.end())}, {"echo", true}});
   EXPECT_EQ(request.echo_text, "the beginning");
+}
+
+// OpenAI's batch: each element a prompt of its own, the first in generation, the rest in
+// further_prompts, each with its echo text (as sent, or its ids decoded).
+TEST_F(OpenAiRequestTest, ABatchOfPromptsKeepsEachWithItsEchoText) {
+  const std::vector<int32_t> ids = Encode("the beginning");
+  const std::vector<int32_t> without_bos(ids.begin() + 1, ids.end());
+  OpenAiRequest request =
+      Completion({{"prompt", {"In the beginning", without_bos, "x"}}, {"echo", true}, {"n", 2}});
+  EXPECT_EQ(request.generation.prompt_ids, Encode("In the beginning"));
+  EXPECT_EQ(request.echo_text, "In the beginning");
+  ASSERT_EQ(request.further_prompts.size(), 2u);
+  EXPECT_EQ(request.further_prompts[0].ids, without_bos);
+  EXPECT_EQ(request.further_prompts[0].echo_text, "the beginning");
+  EXPECT_EQ(request.further_prompts[1].ids, Encode("x"));
+  EXPECT_EQ(request.further_prompts[1].echo_text, "x");
+  EXPECT_EQ(request.generation.n, 2);
+  // Without echo nothing is decoded.
+  request = Completion({{"prompt", {"a", without_bos}}});
+  EXPECT_TRUE(request.further_prompts[0].echo_text.empty());
+  EXPECT_TRUE(Completion({{"prompt", {"a"}}}).further_prompts.empty());
+
+  // An element's error names it.
+  ApiError error = CompletionError({{"prompt", {"a", ""}}});
+  EXPECT_EQ(error.param, "prompt[1]");
+  EXPECT_EQ(error.message, "prompt[1] must not be empty");
+  error = CompletionError({{"prompt", {"a", 5}}});
+  EXPECT_EQ(error.param, "prompt[1]");
+  EXPECT_EQ(error.message, "prompt[1] must be a string or an array of token ids, got 5");
+  error = CompletionError({{"prompt", {"a", {"b", "c"}, json::array()}}});
+  EXPECT_EQ(error.param, "prompt[1][0]");
+  error = CompletionError({{"prompt", {"a", "b", json::array()}}});
+  EXPECT_EQ(error.message, "prompt[2] must not be empty");
 }
 
 TEST_F(OpenAiRequestTest, AnotherModelNameIsNotFound) {

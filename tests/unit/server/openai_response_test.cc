@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <memory>
+
+#include "server/http/prompt_batch_sink.h"
 #include "server/http/token_event_queue.h"
 #include "tests/unit/engine/tiny_tokenizer.h"
 
@@ -126,6 +130,59 @@ TEST(OpenAiResponseTest, SeveralChoicesAnswerInIndexOrderAndShareThePromptInUsag
   EXPECT_EQ((*chunk)["choices"][0]["delta"]["content"], "Lo");
 }
 
+// A batch of two prompts with two choices each: prompt p's choice j is choice 2p + j, each
+// prompt's tokens count once in usage, and each choice's echo is its own prompt's.
+TEST(OpenAiResponseTest, ABatchAnswersEachPromptsChoicesInTurnWithItsOwnEcho) {
+  OpenAiRequest completion = Request(Endpoint::kCompletions);
+  completion.generation.n = 2;
+  completion.generation.prompt_ids = {1, 2, 3};
+  completion.echo = true;
+  completion.echo_text = "In the";
+  completion.further_prompts.push_back({{1, 4}, "And"});
+  ResponseBuilder builder(completion, kHeader, nullptr);
+  std::vector<ChoiceOutput> outputs;
+  const std::vector<std::string> texts = {" a", " b", " c", " d"};
+  for (int index = 0; index < 4; ++index) {
+    engine::Finished finished =
+        Finished(engine::FinishReason::kLength, index < 2 ? 3 : 2, index + 1);
+    finished.choice_index = index;
+    outputs.push_back({Chunk({9}, texts[index]), finished});
+  }
+  const ordered_json answer = builder.Complete(outputs);
+  ASSERT_EQ(answer["choices"].size(), 4u);
+  const std::vector<std::string> want = {"In the a", "In the b", "And c", "And d"};
+  for (int index = 0; index < 4; ++index) {
+    EXPECT_EQ(answer["choices"][index]["index"], index);
+    EXPECT_EQ(answer["choices"][index]["text"], want[index]);
+  }
+  // Prompts of 3 and 2 tokens, 1 + 2 + 3 + 4 generated.
+  EXPECT_EQ(answer["usage"].dump(),
+            R"({"prompt_tokens":5,"completion_tokens":10,"total_tokens":15})");
+  EXPECT_EQ(builder.PromptOf(1), 0);
+  EXPECT_EQ(builder.PromptOf(2), 1);
+
+  // Streamed without logprobs: every prompt's echo first, each choice under its index.
+  ResponseBuilder streamed(completion, kHeader, nullptr);
+  const std::vector<ordered_json> start = streamed.StreamStart();
+  ASSERT_EQ(start.size(), 4u);
+  for (int index = 0; index < 4; ++index) {
+    EXPECT_EQ(start[index]["choices"][0]["index"], index);
+    EXPECT_EQ(start[index]["choices"][0]["text"], index < 2 ? "In the" : "And");
+  }
+  EXPECT_TRUE(streamed.EchoChunks(1, nullptr).empty()) << "each prompt is echoed once";
+
+  // With logprobs, a prompt is echoed when its scores arrive, and only that prompt's choices.
+  completion.generation.logprobs = {.enabled = true, .prompt = true};
+  ResponseBuilder scored(completion, kHeader, nullptr);
+  EXPECT_TRUE(scored.StreamStart().empty());
+  const std::vector<ordered_json> second = scored.EchoChunks(1, nullptr);
+  ASSERT_EQ(second.size(), 2u);
+  EXPECT_EQ(second[0]["choices"][0]["index"], 2);
+  EXPECT_EQ(second[1]["choices"][0]["index"], 3);
+  EXPECT_EQ(second[1]["choices"][0]["text"], "And");
+  EXPECT_EQ(scored.EchoChunks(0, nullptr).size(), 2u);
+}
+
 std::vector<engine::GeneratedTokenLogprobs> Logprobs(const std::vector<int32_t>& ids) {
   std::vector<engine::GeneratedTokenLogprobs> logprobs;
   for (int32_t id : ids) {
@@ -212,6 +269,34 @@ TEST(OpenAiResponseTest, TheQueueKeepsChoicesApartAndEndsWithTheLastOne) {
   events = queue.Take(absl::ZeroDuration());
   ASSERT_EQ(events.choices.size(), 1u);
   EXPECT_EQ(events.choices[0].index, 1);
+  EXPECT_TRUE(events.request_done);
+}
+
+// Two prompts' requests feed one queue through PromptBatchSinks: choices renumbered after the
+// earlier prompts', and the response done only when the last request is, whichever it is.
+TEST(OpenAiResponseTest, BatchSinksRenumberChoicesAndEndWithTheLastRequest) {
+  auto queue = std::make_shared<TokenEventQueue>();
+  auto left = std::make_shared<std::atomic<int>>(2);
+  PromptBatchSink first(queue, 0, left);
+  PromptBatchSink second(queue, 2, left);
+  engine::TokenChunk chunk = Chunk({5}, "x");
+  chunk.choice_index = 1;
+  second.OnTokens(chunk);
+  engine::Finished end = Finished(engine::FinishReason::kLength, 2, 1);
+  end.choice_index = 1;
+  second.OnFinished(end);  // the second prompt's last choice: its request is done
+  EXPECT_FALSE(queue->finished()) << "the first prompt's request is still running";
+  TokenEventQueue::Events events = queue->Take(absl::ZeroDuration());
+  ASSERT_EQ(events.choices.size(), 1u);
+  EXPECT_EQ(events.choices[0].index, 3);
+  EXPECT_EQ(events.choices[0].tokens.choice_index, 3);
+  EXPECT_EQ(events.choices[0].finished->choice_index, 3);
+  EXPECT_FALSE(events.request_done);
+  first.OnFinished(Finished(engine::FinishReason::kEos, 3, 0));
+  EXPECT_TRUE(queue->finished());
+  events = queue->Take(absl::ZeroDuration());
+  ASSERT_EQ(events.choices.size(), 1u);
+  EXPECT_EQ(events.choices[0].index, 0);
   EXPECT_TRUE(events.request_done);
 }
 
