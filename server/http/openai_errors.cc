@@ -45,7 +45,7 @@ std::optional<std::string> RenameEngineField(const ParamNames& names, std::strin
       {"prompt", names.prompt},
       {"source_ids", "source"},
       {"source", "source"},
-      {"n", "n"},
+      {"n", names.n},
       // Beam search: vLLM's names (openai_request.cc, ReadBeam).
       {"beam.width", "best_of"},
       {"beam.n_best", "n"},

@@ -27,6 +27,7 @@ struct ParamNames {
   std::string prompt = "prompt";          // "messages" for chat
   std::string max_tokens = "max_tokens";  // or "max_completion_tokens"
   std::string top_logprobs = "logprobs";  // "top_logprobs" for chat
+  std::string n = "n";                    // "best_of" when best_of > n sets the engine's n
 };
 
 struct ApiError {

@@ -15,6 +15,7 @@
 #include "base/status_macros.h"
 #include "models/json_document.h"
 #include "server/http/beam_choices.h"
+#include "server/http/best_of.h"
 #include "server/http/openai_errors.h"
 #include "server/http/openai_response.h"
 #include "server/http/prompt_batch_sink.h"
@@ -241,6 +242,9 @@ void GenerationHandler::Handle(Endpoint endpoint, const httplib::Request& http_r
   if (!choices.ok()) {
     SendError(choices.status(), response, generation->request.names);
     return;
+  }
+  if (const OpenAiRequest& request = generation->request; request.keep_best > 0) {
+    *choices = KeepBestChoices(*std::move(choices), request.generation.n, request.keep_best);
   }
   response.set_content(Dump(generation->builder.Complete(*choices)), "application/json");
 }

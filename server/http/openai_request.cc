@@ -55,10 +55,11 @@ absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
                     absl::StatusCode::kNotFound);
 }
 
-// n: choices prefilled once and forked (DESIGN §9); its upper limit is the engine's
-// (--max-n), checked by Submit. best_of: only equal to n (ranking more candidates than are
-// returned is not supported), except under beam search (ReadBeam).
-absl::Status ReadChoices(JsonParams& params, engine::GenerationRequest* generation) {
+// n: choices prefilled once and forked (DESIGN §9). best_of > n: that many are generated
+// (forked alike) and the n with the highest log probability per token returned (best_of.h);
+// the engine's --max-n bounds best_of then. Under beam search best_of is the width (ReadBeam).
+absl::Status ReadChoices(JsonParams& params, OpenAiRequest* request) {
+  engine::GenerationRequest* generation = &request->generation;
   int64_t n = 1;
   SLOTSERVE_RETURN_IF_ERROR(params.Int("n", &n));
   if (n < 1) return Invalid("n", absl::StrCat("n must be >= 1, got ", n));
@@ -70,13 +71,15 @@ absl::Status ReadChoices(JsonParams& params, engine::GenerationRequest* generati
   if (params.Has("length_penalty")) {
     return Invalid("length_penalty", "length_penalty needs \"use_beam_search\": true");
   }
-  if (best_of != n) {
-    return Unsupported("best_of", absl::StrCat("best_of must equal n (", n,
-                                               "): ranking more candidates than are returned "
-                                               "is not supported, got ",
-                                               best_of));
+  if (best_of < n) {
+    return Invalid("best_of", absl::StrCat("best_of must be >= n (", n, "), got ", best_of));
   }
   generation->n = n;
+  if (best_of > n) {
+    generation->n = best_of;
+    request->keep_best = n;
+    request->names.n = "best_of";  // the engine's limit on n is then best_of's
+  }
   return absl::OkStatus();
 }
 
@@ -176,13 +179,29 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
   request->endpoint = endpoint;
   request->model = model.name;
   SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
-  SLOTSERVE_RETURN_IF_ERROR(ReadChoices(params, &request->generation));
+  SLOTSERVE_RETURN_IF_ERROR(ReadChoices(params, request));
   SLOTSERVE_RETURN_IF_ERROR(ReadSampling(params, &request->generation.sampling));
   SLOTSERVE_RETURN_IF_ERROR(ReadStopping(params, endpoint, request));
   SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));
+  if (request->keep_best > 0 && request->stream) {
+    return Invalid("best_of",
+                   absl::StrCat("best_of (", request->generation.n, ") > n (", request->keep_best,
+                                ") cannot be streamed: the best are known only at "
+                                "the end"));
+  }
   SLOTSERVE_RETURN_IF_ERROR(params.Bool("return_token_ids", &request->return_token_ids));
   params.Accept("user");  // OpenAI's end-user label, for their abuse monitoring
   return ReadSource(params, model, &request->generation);
+}
+
+// best_of ranks by log probability: the engine reports it even when the client did not ask
+// (the answer then leaves it out).
+void RankWithLogprobs(OpenAiRequest* request) {
+  engine::LogprobOptions& logprobs = request->generation.logprobs;
+  if (request->keep_best == 0 || logprobs.enabled) return;
+  logprobs.enabled = true;
+  logprobs.top_n = 0;
+  request->hide_logprobs = true;
 }
 
 absl::Status RequireObject(const nlohmann::json& body) {
@@ -304,6 +323,7 @@ absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
   std::string suffix;
   SLOTSERVE_RETURN_IF_ERROR(params.String("suffix", &suffix));
   if (!suffix.empty()) return Unsupported("suffix", "insertion (a suffix) is not supported");
+  RankWithLogprobs(&request);
   SLOTSERVE_RETURN_IF_ERROR(params.CheckAllKnown());
   return request;
 }
@@ -346,6 +366,7 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
     }
   }
   SLOTSERVE_RETURN_IF_ERROR(CheckNoTools(params));
+  RankWithLogprobs(&request);
   SLOTSERVE_RETURN_IF_ERROR(params.CheckAllKnown());
   return request;
 }

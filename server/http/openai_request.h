@@ -59,6 +59,11 @@ struct OpenAiRequest {
     std::string echo_text;
   };
   std::vector<FurtherPrompt> further_prompts;
+  // best_of > n: generation.n is best_of, and the keep_best (n) choices of each prompt with the
+  // highest log probability per token are returned (best_of.h); 0: every choice is.
+  int64_t keep_best = 0;
+  // The engine reports logprobs only for best_of's ranking: the answer leaves them out.
+  bool hide_logprobs = false;
   ParamNames names;  // what the client called the engine's fields
 };
 

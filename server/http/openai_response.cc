@@ -166,7 +166,9 @@ nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,
   } else {
     choice["message"] = {{"role", "assistant"}, {"content", tokens.text}};
   }
-  choice["logprobs"] = Formatter(tokens.choice_index).Format(tokens.logprobs);
+  choice["logprobs"] = request_.hide_logprobs
+                           ? nlohmann::ordered_json(nullptr)
+                           : Formatter(tokens.choice_index).Format(tokens.logprobs);
   choice["finish_reason"] =
       finished != nullptr ? nlohmann::ordered_json(OpenAiFinishReason(finished->reason)) : nullptr;
   if (request_.return_token_ids) choice["token_ids"] = tokens.ids;
@@ -209,6 +211,7 @@ nlohmann::ordered_json ResponseBuilder::Complete(const std::vector<ChoiceOutput>
 }
 
 int64_t ResponseBuilder::ChoiceCount() const {
+  if (request_.keep_best > 0) return request_.keep_best;
   const engine::GenerationRequest& generation = request_.generation;
   return std::max<int64_t>(generation.beam.enabled() ? generation.beam.n_best : generation.n, 1);
 }

@@ -110,7 +110,8 @@ class ResponseBuilder {
   nlohmann::ordered_json Choice(const engine::TokenChunk& tokens, const engine::Finished* finished,
                                 bool streaming);
 
-  // Choices of each prompt: a beam search's n-best (beam_choices.h), else n.
+  // Choices of each prompt in the answer: a beam search's n-best (beam_choices.h), best_of's
+  // kept n (best_of.h), else n.
   int64_t ChoiceCount() const;
   int64_t PromptCount() const { return 1 + static_cast<int64_t>(request_.further_prompts.size()); }
   const std::vector<int32_t>& PromptIds(int64_t prompt) const;

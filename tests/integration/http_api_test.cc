@@ -212,7 +212,7 @@ TEST_F(HttpApiTest, BadRequestsGetOpenAiErrorsNamingTheParameter) {
       {"/v1/completions", R"({"prompt": "x", "temperature": -1})", 400, "temperature"},
       {"/v1/completions", R"({"prompt": "x", "top_p": "high"})", 400, "top_p"},
       {"/v1/completions", R"({"prompt": "x", "n": 100})", 400, "n"},
-      {"/v1/completions", R"({"prompt": "x", "n": 2, "best_of": 3})", 400, "best_of"},
+      {"/v1/completions", R"({"prompt": "x", "n": 3, "best_of": 2})", 400, "best_of"},
       {"/v1/completions", R"({"prompt": "x", "max_tokens": 300000})", 400, "max_tokens"},
       {"/v1/completions", R"({"prompt": "x", "temprature": 0})", 400, "temprature"},
       {"/v1/completions", R"({"prompt": [1, 5000]})", 400, "prompt[1]"},

@@ -125,6 +125,37 @@ TEST_F(OpenAiRequestTest, SeveralChoicesReachTheEngineAsN) {
   EXPECT_EQ(Completion({{"prompt", "x"}}).generation.n, 1);
 }
 
+// best_of > n: the engine generates best_of choices and the answer keeps n; it needs logprobs
+// to rank them, which the answer leaves out when the client did not ask for them.
+TEST_F(OpenAiRequestTest, BestOfAboveNGeneratesBestOfAndKeepsN) {
+  OpenAiRequest request = Completion({{"prompt", "x"}, {"n", 2}, {"best_of", 5}});
+  EXPECT_EQ(request.generation.n, 5);
+  EXPECT_EQ(request.keep_best, 2);
+  EXPECT_TRUE(request.generation.logprobs.enabled);
+  EXPECT_EQ(request.generation.logprobs.top_n, 0);
+  EXPECT_TRUE(request.hide_logprobs);
+  EXPECT_EQ(request.names.n, "best_of");
+  request = Completion({{"prompt", "x"}, {"best_of", 3}, {"logprobs", 2}, {"echo", true}});
+  EXPECT_EQ(request.keep_best, 1);
+  EXPECT_FALSE(request.hide_logprobs);
+  EXPECT_EQ(request.generation.logprobs.top_n, 2);
+  EXPECT_TRUE(request.generation.logprobs.prompt);
+  // Hidden logprobs do not make an echo score its prompt.
+  request = Completion({{"prompt", "x"}, {"best_of", 3}, {"echo", true}});
+  EXPECT_FALSE(request.generation.logprobs.prompt);
+  request = Completion({{"prompt", "x"}, {"n", 2}, {"best_of", 2}});
+  EXPECT_EQ(request.keep_best, 0);
+  EXPECT_FALSE(request.generation.logprobs.enabled);
+
+  ApiError error = CompletionError({{"prompt", "x"}, {"n", 3}, {"best_of", 2}});
+  EXPECT_EQ(error.param, "best_of");
+  EXPECT_EQ(error.message, "best_of must be >= n (3), got 2");
+  error = CompletionError({{"prompt", "x"}, {"best_of", 2}, {"stream", true}});
+  EXPECT_EQ(error.param, "best_of");
+  EXPECT_EQ(error.message,
+            "best_of (2) > n (1) cannot be streamed: the best are known only at the end");
+}
+
 // vLLM's beam search parameters: best_of is the width, n the hypotheses returned as choices.
 TEST_F(OpenAiRequestTest, BeamSearchReachesTheEngineAsBeamOptions) {
   const OpenAiRequest beam = Completion({{"prompt", "x"},
@@ -206,12 +237,7 @@ TEST_F(OpenAiRequestTest, UnknownAndUnsupportedParametersAreRefusedByName) {
   ApiError error = CompletionError({{"prompt", "x"}, {"temprature", 0}});
   EXPECT_EQ(error.param, "temprature");
   EXPECT_EQ(error.code, "unknown_parameter");
-  error = CompletionError({{"prompt", "x"}, {"n", 2}, {"best_of", 3}});
-  EXPECT_EQ(error.param, "best_of");
-  EXPECT_EQ(error.code, "unsupported_value");
-  EXPECT_TRUE(absl::StrContains(error.message, "got 3")) << error.message;
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"n", 0}}).code, "invalid_value");
-  EXPECT_EQ(CompletionError({{"prompt", "x"}, {"best_of", 3}}).param, "best_of");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"echo", "yes"}}).param, "echo");
   EXPECT_EQ(CompletionError({{"prompt", "x"}, {"suffix", "end"}}).param, "suffix");
   error = CompletionError({{"prompt", "x"}, {"logit_bias", {{"five", 1}}}});
@@ -419,6 +445,10 @@ TEST_F(OpenAiRequestTest, EngineValidationErrorsNameTheOpenAiParameter) {
        Endpoint::kCompletions,
        "n",
        "n must be in [1, 4], got 5"},
+      {{{"prompt", "x"}, {"n", 2}, {"best_of", 6}},
+       Endpoint::kCompletions,
+       "best_of",
+       "best_of must be in [1, 4], got 6"},
       {{{"prompt", "x"}, {"use_beam_search", true}, {"best_of", 5}},
        Endpoint::kCompletions,
        "best_of",
