@@ -168,6 +168,7 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
   model.seq2seq = scheduler.seq2seq() != nullptr;
   model.eos_id = scheduler.model_config().eos_id;
+  model.max_prompt_tokens = scheduler.options().max_prompt_tokens;
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
       http::HttpFrontEnd::Start({config.http_address, config.http_threads, tls, api_keys},

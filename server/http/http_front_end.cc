@@ -9,6 +9,7 @@
 #include "server/http/metrics_route.h"
 #include "server/http/openai_errors.h"
 #include "server/http/request_authentication.h"
+#include "server/http/tokenize_routes.h"
 
 namespace slotserve::server::http {
 namespace {
@@ -17,7 +18,8 @@ namespace {
 constexpr size_t kMaxBodyBytes = 16 << 20;
 
 constexpr char kRoutes[] =
-    "POST /v1/completions, POST /v1/chat/completions, GET /v1/models, GET /health, GET /metrics";
+    "POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /tokenize, POST "
+    "/detokenize, GET /health, GET /metrics";
 
 void SendJson(const nlohmann::ordered_json& body, httplib::Response& response) {
   response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
@@ -79,7 +81,8 @@ void HttpFrontEnd::Stop() {
 void HttpFrontEnd::AddRoutes(httplib::Server& server,
                              std::shared_ptr<prometheus::Registry> registry) {
   server.set_payload_max_length(kMaxBodyBytes);
-  // Every /v1/ route needs a key when --api-keys-file is given; /health and /metrics do not.
+  // Every /v1/ route and the tokenizer's need a key when --api-keys-file is given; /health and
+  // /metrics do not.
   const auto v1 = [this](httplib::Server::Handler handler) {
     return Authenticated(api_keys_, metrics_, std::move(handler));
   };
@@ -106,6 +109,7 @@ void HttpFrontEnd::AddRoutes(httplib::Server& server,
                                                           model_.name, "`")),
                          response);
              }));
+  AddTokenizeRoutes(server, model_, v1);
   server.Get("/health", [this](const httplib::Request&, httplib::Response& response) {
     // Load balancers and probes read the status code; the body says the same for people.
     response.status = draining_ ? 503 : 200;

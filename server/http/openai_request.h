@@ -33,7 +33,8 @@ struct ServedModel {
   const ChatTemplate* chat_template = nullptr;   // required for chat
   // Encoder-decoder models (openai_source.h): "source" is required, "prompt" optional.
   bool seq2seq = false;
-  int eos_id = -1;  // ends a text source
+  int eos_id = -1;                // ends a text source
+  int64_t max_prompt_tokens = 0;  // --max-prompt-tokens: /tokenize's max_model_len
 };
 
 // As OpenAI's legacy completions API (and vLLM's): max_tokens when the request sets none.

@@ -131,7 +131,11 @@ TEST_F(ApiKeysTest, HttpV1RoutesAnswer401InOpenAisFormat) {
   // An unknown /v1/ route does not tell a client without a key that it does not exist.
   EXPECT_TRUE(absl::EndsWith(curl("/v1/nothing", {}), "\n401"));
   EXPECT_TRUE(absl::EndsWith(curl("/health", {}), "\n200"));
-  EXPECT_EQ(Refused("http"), 3);
+  // The tokenizer's routes need a key too.
+  EXPECT_TRUE(absl::EndsWith(curl("/tokenize", wrong), "\n401"));
+  EXPECT_TRUE(absl::EndsWith(curl("/tokenize", right), "\n400"))
+      << "past the key: max_tokens is no /tokenize parameter";
+  EXPECT_EQ(Refused("http"), 4);
 }
 
 TEST_F(ApiKeysTest, SighupReloadsTheKeys) {
