@@ -8,9 +8,10 @@
 #include "absl/time/clock.h"
 #include "engine/request_validation.h"
 #include "engine/tokenizer.h"
-#include "tests/fuzz/bundled_tokenizer.h"
 #include "server/request_parsing.h"
 #include "slotserve/v1/slotserve.pb.h"
+#include "tests/fuzz/bundled_tokenizer.h"
+#include "tests/fuzz/server_limits.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   slotserve::v1::GenerateRequest request;
@@ -21,16 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       slotserve::server::ParseGenerateRequest(request, tokenizer, tokenizer->bos_id(), vocab,
                                               absl::InfiniteFuture());
   if (!parsed.ok()) return 0;
-  slotserve::engine::RequestLimits limits;
-  limits.vocab_size = vocab;
-  limits.max_positions = 1 << 30;
-  limits.max_prompt_tokens = 8192;
-  limits.default_max_new_tokens = 128;
-  limits.max_new_tokens_limit = 4096;
-  limits.max_stop_sequences = 16;
-  limits.max_stop_sequence_bytes = 256;
-  limits.max_top_logprobs = 20;
-  limits.has_tokenizer = true;
-  slotserve::engine::ValidateGenerationRequest(*parsed, limits).IgnoreError();
+  slotserve::engine::ValidateGenerationRequest(*parsed, slotserve::fuzz::ServerLimits())
+      .IgnoreError();
   return 0;
 }

@@ -7,6 +7,8 @@ valid inputs the fuzzers mutate from. Run from anywhere; needs protoc (protobuf-
   safetensors/      tiny F32, F16 and BF16 weight files matching fuzz_safetensors.cc's config
   request_parsing/  GenerateRequest messages in wire format (text and token-id prompts,
                     sampling, stopping and logprob options)
+  openai_request/   HTTP API bodies, a first byte 0 (completions) or 1 (chat) before the JSON:
+                    batches, echo, logprobs, logit_bias, best_of, beam search, messages
   detokenizer/      id sequences, including byte-fallback pieces
   state_import/     state blobs (engine/state_blob.h's layout, written here independently),
                     unsigned and signed, for fuzz_state_import.cc's identity
@@ -72,6 +74,26 @@ REQUESTS = {
 }
 
 
+# First byte: 0 = /v1/completions, 1 = /v1/chat/completions.
+OPENAI_BODIES = {
+    "completion": (0, {"prompt": "In the beginning", "max_tokens": 8, "temperature": 0}),
+    "batch_echo": (0, {"prompt": ["And God said", [1, 17, 42]], "echo": True, "logprobs": 2,
+                       "n": 2, "seed": 3, "stream": True,
+                       "stream_options": {"include_usage": True}}),
+    "sampled": (0, {"prompt": "x", "top_k": 40, "top_p": 0.9, "min_p": 0.05,
+                    "repetition_penalty": 1.1, "presence_penalty": 0.5, "stop": ["\n", "Amen"],
+                    "stop_token_ids": [2], "min_tokens": 1, "ignore_eos": True,
+                    "logit_bias": {"5": -100, "42": 2.5}, "return_token_ids": True}),
+    "best_of": (0, {"prompt": "Let there be light", "n": 2, "best_of": 4, "logprobs": 0}),
+    "beam": (0, {"prompt": "x", "use_beam_search": True, "best_of": 3, "n": 2,
+                 "length_penalty": 1.0, "temperature": 0}),
+    "chat": (1, {"messages": [{"role": "system", "content": "Answer briefly."},
+                              {"role": "user", "content": [{"type": "text", "text": "Who?"}]}],
+                 "max_completion_tokens": 12, "logprobs": True, "top_logprobs": 2,
+                 "logit_bias": {"7": 1}, "add_generation_prompt": True}),
+}
+
+
 def encode_request(text_format):
     return subprocess.run(
         ["protoc", f"--proto_path={REPO / 'proto'}", "--encode=slotserve.v1.GenerateRequest",
@@ -93,7 +115,8 @@ def state_blob(token_count, key):
 
 
 def main():
-    for sub in ("config_json", "safetensors", "request_parsing", "detokenizer", "state_import"):
+    for sub in ("config_json", "safetensors", "request_parsing", "openai_request", "detokenizer",
+                "state_import"):
         (CORPUS / sub).mkdir(parents=True, exist_ok=True)
     for config in sorted((REPO / "tests" / "golden" / "models").glob("*/config.json")):
         (CORPUS / "config_json" / f"{config.parent.name}.json").write_bytes(config.read_bytes())
@@ -104,6 +127,9 @@ def main():
         (CORPUS / "safetensors" / f"abc_{dtype.lower()}.safetensors").write_bytes(safetensors(dtype))
     for name, text in REQUESTS.items():
         (CORPUS / "request_parsing" / f"{name}.pb").write_bytes(encode_request(text))
+    for name, (endpoint, body) in OPENAI_BODIES.items():
+        data = bytes([endpoint]) + json.dumps(body, ensure_ascii=False).encode()
+        (CORPUS / "openai_request" / f"{name}.json").write_bytes(data)
     # First byte: prompt length (mod 8); then little-endian 16-bit ids.
     sequences = {
         "words": [0, 100, 200, 300, 400, 500],
