@@ -74,6 +74,12 @@ TEST_F(OpenAiSourceTest, RefusalsNameTheParameter) {
   EXPECT_EQ(Error(ParseCompletionRequest({{"source", ""}}, seq2seq_)).param, "source");
   EXPECT_EQ(Error(ParseCompletionRequest({{"source", json::array()}}, seq2seq_)).param, "source");
   EXPECT_EQ(Error(ParseCompletionRequest({{"source", 3}}, seq2seq_)).param, "source");
+  // One target prefix per source: a batch of prompts is refused beside it.
+  error =
+      Error(ParseCompletionRequest({{"source", "Im Anfang"}, {"prompt", {"In", "At"}}}, seq2seq_));
+  EXPECT_EQ(error.param, "prompt");
+  EXPECT_EQ(error.code, "unsupported_value");
+  EXPECT_TRUE(absl::StrContains(error.message, "got 2")) << error.message;
 
   error =
       Error(ParseChatRequest({{"messages", {{{"role", "user"}, {"content", "hi"}}}}}, seq2seq_));
