@@ -21,11 +21,6 @@ constexpr char kRoutes[] =
     "POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /tokenize, POST "
     "/detokenize, GET /health, GET /metrics";
 
-void SendJson(const nlohmann::ordered_json& body, httplib::Response& response) {
-  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                       "application/json");
-}
-
 // The body of errors cpp-httplib produced itself (no route, a body over the limit, a request
 // it could not parse), which it sends empty.
 absl::Status LibraryError(const httplib::Request& request, int http_status) {

@@ -202,6 +202,10 @@ absl::StatusOr<std::vector<ChoiceOutput>> AwaitChoices(TokenEventQueue& events) 
 
 }  // namespace
 
+void SendJson(const nlohmann::ordered_json& body, httplib::Response& response) {
+  response.set_content(Dump(body), "application/json");
+}
+
 void SendError(const absl::Status& error, httplib::Response& response, const ParamNames& names) {
   const ApiError api_error = ToApiError(error, names);
   response.status = api_error.http_status;

@@ -35,6 +35,9 @@ class GenerationHandler {
   const ServedModel model_;
 };
 
+// Writes `body` as the response's JSON (text that is not UTF-8 replaced, never throwing).
+void SendJson(const nlohmann::ordered_json& body, httplib::Response& response);
+
 // Writes `error` as the response: its HTTP status and OpenAI's error body.
 void SendError(const absl::Status& error, httplib::Response& response,
                const ParamNames& names = {});

@@ -44,17 +44,6 @@ absl::Status ReadBeam(JsonParams& params, int64_t n, int64_t best_of,
   return absl::OkStatus();
 }
 
-absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
-  std::string asked;
-  SLOTSERVE_RETURN_IF_ERROR(params.String("model", &asked));
-  if (asked.empty() || asked == model.name) return absl::OkStatus();
-  // vLLM's answer, with where to look.
-  return ParamError("model", "model_not_found",
-                    absl::StrCat("The model `", asked, "` does not exist; this server serves `",
-                                 model.name, "` (GET /v1/models)"),
-                    absl::StatusCode::kNotFound);
-}
-
 // n: choices prefilled once and forked (DESIGN §9). best_of > n: that many are generated
 // (forked alike) and the n with the highest log probability per token returned (best_of.h);
 // the engine's --max-n bounds best_of then. Under beam search best_of is the width (ReadBeam).
@@ -204,12 +193,6 @@ void RankWithLogprobs(OpenAiRequest* request) {
   request->hide_logprobs = true;
 }
 
-absl::Status RequireObject(const nlohmann::json& body) {
-  if (body.is_object()) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      absl::StrCat("the request body must be a JSON object, got ", models::JsonForMessage(body)));
-}
-
 // One message's content: a string, or an array of {"type": "text", "text": ...} parts (joined
 // with newlines, as vLLM does).
 absl::StatusOr<std::string> ReadContent(const nlohmann::json& content, const std::string& path) {
@@ -295,6 +278,23 @@ absl::Status CheckNoTools(JsonParams& params) {
 }
 
 }  // namespace
+
+absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
+  std::string asked;
+  SLOTSERVE_RETURN_IF_ERROR(params.String("model", &asked));
+  if (asked.empty() || asked == model.name) return absl::OkStatus();
+  // vLLM's answer, with where to look.
+  return ParamError("model", "model_not_found",
+                    absl::StrCat("The model `", asked, "` does not exist; this server serves `",
+                                 model.name, "` (GET /v1/models)"),
+                    absl::StatusCode::kNotFound);
+}
+
+absl::Status RequireObject(const nlohmann::json& body) {
+  if (body.is_object()) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("the request body must be a JSON object, got ", models::JsonForMessage(body)));
+}
 
 absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
                                                      const ServedModel& model) {

@@ -19,6 +19,7 @@
 #include "engine/generation_request.h"
 #include "engine/tokenizer.h"
 #include "server/http/chat_template.h"
+#include "server/http/json_params.h"
 #include "server/http/openai_errors.h"
 
 namespace slotserve::server::http {
@@ -70,6 +71,12 @@ struct OpenAiRequest {
 
 // Errors are INVALID_ARGUMENT (NOT_FOUND for an unknown model) carrying the parameter and a
 // code for the error body (openai_errors.h).
+// NOT_FOUND naming the served model when the body's "model" names another (absent or empty
+// is the served one), as vLLM answers.
+absl::Status CheckModel(JsonParams& params, const ServedModel& model);
+// INVALID_ARGUMENT quoting the body unless it is a JSON object.
+absl::Status RequireObject(const nlohmann::json& body);
+
 absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
                                                      const ServedModel& model);
 absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,

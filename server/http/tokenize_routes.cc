@@ -17,33 +17,15 @@
 namespace slotserve::server::http {
 namespace {
 
-void SendJson(const nlohmann::ordered_json& body, httplib::Response& response) {
-  response.set_content(body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
-                       "application/json");
-}
-
 absl::StatusOr<nlohmann::json> ReadBody(const httplib::Request& request, const ServedModel& model) {
   SLOTSERVE_ASSIGN_OR_RETURN(nlohmann::json body,
                              models::ParseJsonDocument(request.body, "request body"));
-  if (!body.is_object()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the request body must be a JSON object, got ", models::JsonForMessage(body)));
-  }
+  SLOTSERVE_RETURN_IF_ERROR(RequireObject(body));
   if (model.tokenizer == nullptr) {
     return absl::FailedPreconditionError(
         "this model has no tokenizer (tokenizer.model in its directory)");
   }
   return body;
-}
-
-absl::Status CheckModelName(JsonParams& params, const ServedModel& model) {
-  std::string asked;
-  SLOTSERVE_RETURN_IF_ERROR(params.String("model", &asked));
-  if (asked.empty() || asked == model.name) return absl::OkStatus();
-  return ParamError(
-      "model", "model_not_found",
-      absl::StrCat("The model `", asked, "` does not exist; this server serves `", model.name, "`"),
-      absl::StatusCode::kNotFound);
 }
 
 // The ids generation would prefill for the body's "prompt" (text, BOS first) or "messages"
@@ -64,7 +46,7 @@ absl::StatusOr<nlohmann::ordered_json> Tokenize(const nlohmann::json& body,
     SLOTSERVE_ASSIGN_OR_RETURN(OpenAiRequest parsed, ParseChatRequest(chat, model));
     ids = std::move(parsed.generation.prompt_ids);
   } else {
-    SLOTSERVE_RETURN_IF_ERROR(CheckModelName(params, model));
+    SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
     std::string prompt;
     SLOTSERVE_RETURN_IF_ERROR(params.String("prompt", &prompt));
     if (!params.Has("prompt")) {
@@ -92,7 +74,7 @@ absl::StatusOr<nlohmann::ordered_json> Tokenize(const nlohmann::json& body,
 absl::StatusOr<nlohmann::ordered_json> Detokenize(const nlohmann::json& body,
                                                   const ServedModel& model) {
   JsonParams params(body);
-  SLOTSERVE_RETURN_IF_ERROR(CheckModelName(params, model));
+  SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
   std::vector<int32_t> ids;
   SLOTSERVE_RETURN_IF_ERROR(params.Int32s("tokens", &ids));
   if (!params.Has("tokens")) {
