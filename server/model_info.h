@@ -9,7 +9,8 @@
 
 namespace slotserve::server {
 
-// Fills every field of v1::ModelInfo; `model_name` is the model directory's name.
+// Fills every field of v1::ModelInfo; `model_name` is the served name (--served-model-name, else
+// the model directory's name).
 // For an encoder-decoder model (DESIGN §8) also the seq2seq fields (is_seq2seq ...
 // decoder_start_id); n_layers and attention_kind then describe the decoder.
 v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::string& model_name);

@@ -12,6 +12,7 @@
 #include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -34,6 +35,9 @@ ABSL_FLAG(std::string, model, "",
           "default: " SLOTSERVE_TRAINED_MODEL_DIR
           " when it exists, else " SLOTSERVE_DEFAULT_MODEL_DIR
           " (written by scripts/make-default-model.sh)");
+ABSL_FLAG(std::string, served_model_name, "",
+          "The model's name in the APIs (GET /v1/models, the \"model\" field requests must "
+          "match, GetModelInfo, the build_info metric); default: the model directory's name");
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "gRPC address to listen on (port 0 picks a free port; the startup line shows it)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
@@ -162,6 +166,20 @@ absl::StatusOr<std::string> BundledModelDir() {
 
 // Whether argv (after NormalizeFlagSpelling) sets flag `name`: this absl's CommandLineFlag
 // keeps IsSpecifiedOnCommandLine() private.
+// Any name a client can send back in a JSON string and see in a metric label: printable ASCII
+// without spaces (so "org/model-v2" passes), at most 256 characters.
+absl::Status CheckServedModelName(const std::string& name) {
+  const bool printable =
+      std::all_of(name.begin(), name.end(), [](char c) { return c > ' ' && c <= '~'; });
+  if (!printable || name.size() > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--served-model-name must be at most 256 printable ASCII characters "
+                     "without spaces, got \"",
+                     absl::CHexEscape(name), "\""));
+  }
+  return absl::OkStatus();
+}
+
 bool FlagGiven(const std::vector<char*>& normalized, absl::string_view name) {
   for (const char* arg : normalized) {
     if (arg == nullptr) break;
@@ -263,6 +281,8 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   if (config.model_dir.empty()) {
     SLOTSERVE_ASSIGN_OR_RETURN(config.model_dir, BundledModelDir());
   }
+  config.served_model_name = absl::GetFlag(FLAGS_served_model_name);
+  SLOTSERVE_RETURN_IF_ERROR(CheckServedModelName(config.served_model_name));
   config.listen_address = absl::GetFlag(FLAGS_listen);
   config.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   config.http_address = absl::GetFlag(FLAGS_http_listen);

@@ -17,6 +17,8 @@ namespace slotserve::server {
 
 struct ServerConfig {
   std::string model_dir;
+  // --served-model-name; empty: the model directory's name.
+  std::string served_model_name;
   std::string listen_address;
   std::string metrics_address;
   std::string http_address;  // --http-listen; empty: no HTTP API

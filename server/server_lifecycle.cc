@@ -279,7 +279,8 @@ absl::Status RunServer(const ServerConfig& config) {
   const int64_t state_bytes = model->state_bytes_per_request();
   const std::string seq2seq_note = DescribeSeq2seqState(model->seq2seq());
   const std::string attention_line = models::DescribeServedAttention(*model);
-  const std::string model_name = ModelName(model_dir);
+  const std::string model_name =
+      config.served_model_name.empty() ? ModelName(model_dir) : config.served_model_name;
   // What an exported session state must match to be imported here (DESIGN §9).
   SLOTSERVE_ASSIGN_OR_RETURN(const base::Digest fingerprint, models::ModelFingerprint(model_dir));
   const engine::StateBlobIdentity blob_identity{

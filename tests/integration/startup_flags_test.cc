@@ -1,6 +1,7 @@
 // Start-up flags that size the server: the state pool derived from --state-memory (DESIGN §4),
 // capped by --max-slots, and a budget too small for one request refused before serving; and
-// --device-sampling (token sampling on the model's device) parsed, reported and serving.
+// --device-sampling (token sampling on the model's device) parsed, reported and serving; a
+// --served-model-name a client could not send back refused.
 #include <string>
 #include <thread>
 
@@ -87,6 +88,17 @@ TEST_F(StartupFlagsTest, DeviceSamplingOnServesAndIsReported) {
 TEST_F(StartupFlagsTest, ABadDeviceSamplingModeIsRefusedNamingTheFlag) {
   const std::string output = RefusedStartupOutput("--device-sampling=maybe");
   EXPECT_TRUE(absl::StrContains(output, "--device-sampling must be auto")) << output;
+}
+
+TEST_F(StartupFlagsTest, AServedModelNameWithSpacesIsRefusedQuotingIt) {
+  const std::string output = RefusedStartupOutput("--served-model-name=my model");
+  EXPECT_TRUE(absl::StrContains(output,
+                                "--served-model-name must be at most 256 printable ASCII "
+                                "characters without spaces, got \"my model\""))
+      << output;
+  const std::string long_name(257, 'a');
+  EXPECT_TRUE(absl::StrContains(RefusedStartupOutput("--served-model-name=" + long_name),
+                                "got \"" + long_name + "\""));
 }
 
 TEST_F(StartupFlagsTest, MaxStepLatencyIsAutoByDefaultAndTakesADuration) {
