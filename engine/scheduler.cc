@@ -106,6 +106,10 @@ class Scheduler::Impl final : private RequestFinisher {
     thread_ = std::thread([this] { Run(); });
   }
 
+  absl::Status CheckRequest(const GenerationRequest& request) const {
+    return ValidateGenerationRequest(request, limits_);
+  }
+
   absl::StatusOr<RequestId> Submit(GenerationRequest request,
                                    std::shared_ptr<GenerationSink> sink) {
     if (sink == nullptr) return absl::InvalidArgumentError("sink must not be null");
@@ -540,6 +544,9 @@ void Scheduler::Start() { impl_->Start(); }
 absl::StatusOr<RequestId> Scheduler::Submit(GenerationRequest request,
                                             std::shared_ptr<GenerationSink> sink) {
   return impl_->Submit(std::move(request), std::move(sink));
+}
+absl::Status Scheduler::CheckRequest(const GenerationRequest& request) const {
+  return impl_->CheckRequest(request);
 }
 bool Scheduler::Cancel(RequestId id) { return impl_->Cancel(id); }
 void Scheduler::BeginDrain() { impl_->BeginDrain(); }

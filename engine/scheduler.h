@@ -110,6 +110,11 @@ class Scheduler {
   // On success the sink gets the request's events (generation_events.h) on the engine thread.
   absl::StatusOr<RequestId> Submit(GenerationRequest request, std::shared_ptr<GenerationSink> sink);
 
+  // The checks Submit makes of the request's own fields (INVALID_ARGUMENT, FAILED_PRECONDITION
+  // as above), without queueing it: a batch of prompts checks every prompt before it queues
+  // any, so a bad prompt is refused as bad even when the queue is full.
+  absl::Status CheckRequest(const GenerationRequest& request) const;
+
   // Ends a queued or running request with CANCELLED at the next step (its slot is returned
   // then). Returns false when the id is unknown or the request has already finished.
   bool Cancel(RequestId id);

@@ -48,6 +48,12 @@ absl::StatusOr<engine::RequestId> GenerationGateway::SubmitParsed(
   return id;
 }
 
+absl::Status GenerationGateway::CheckParsed(const engine::GenerationRequest& request) {
+  absl::Status checked = scheduler_.CheckRequest(request);
+  if (!checked.ok()) CountRefusal(checked);
+  return checked;
+}
+
 void GenerationGateway::CountRefusal(const absl::Status& status) {
   if (metrics_ != nullptr) metrics_->OnRequestRefused(status.code());
 }

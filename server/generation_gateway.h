@@ -37,6 +37,9 @@ class GenerationGateway {
   absl::StatusOr<engine::RequestId> SubmitParsed(engine::GenerationRequest request,
                                                  std::shared_ptr<engine::GenerationSink> sink,
                                                  std::string* request_id);
+  // The scheduler's checks of a parsed request without submitting it (a refusal is counted as
+  // Submit's are): a batch of prompts checks them all before it submits any.
+  absl::Status CheckParsed(const engine::GenerationRequest& request);
   // A request the front end refused before it reached the scheduler (it could not be parsed):
   // counted in requests_total{outcome=<code>} like the scheduler's own refusals.
   void CountRefusal(const absl::Status& status);

@@ -83,31 +83,39 @@ struct Generation {
 };
 
 // Submits the request's engine requests (one per prompt of a batch), recording their ids in
-// `generation`; the first refusal stops it.
+// `generation`. Every prompt is checked before any is queued, so a bad prompt is refused as
+// bad (400) even when the queue could not take the batch (429); the first refusal stops it.
 absl::Status Submit(GenerationGateway& gateway, Generation& generation,
                     const std::string& response_id) {
   OpenAiRequest& request = generation.request;
   const size_t prompts = 1 + request.further_prompts.size();
+  std::vector<engine::GenerationRequest> submitted(prompts, request.generation);
+  for (size_t prompt = 0; prompt < prompts; ++prompt) {
+    submitted[prompt].request_id = response_id;
+    if (prompts == 1) break;
+    // The engine's log names each prompt's request apart.
+    absl::StrAppend(&submitted[prompt].request_id, "-", prompt);
+    if (prompt > 0) submitted[prompt].prompt_ids = request.further_prompts[prompt - 1].ids;
+    if (absl::Status checked = gateway.CheckParsed(submitted[prompt]); !checked.ok()) {
+      // The engine's refusal of a prompt ("prompt_ids[3] must be ...") names it in the batch.
+      request.names.prompt = absl::StrCat("prompt[", prompt, "]");
+      return checked;
+    }
+  }
   const int64_t choices_per_prompt = std::max<int64_t>(
       request.generation.beam.enabled() ? request.generation.beam.n_best : request.generation.n, 1);
   auto requests_left = std::make_shared<std::atomic<int>>(static_cast<int>(prompts));
   for (size_t prompt = 0; prompt < prompts; ++prompt) {
-    engine::GenerationRequest submitted = request.generation;
     std::shared_ptr<engine::GenerationSink> sink = generation.events;
-    submitted.request_id = response_id;
     if (prompts > 1) {
-      // The engine's log names each prompt's request apart.
-      absl::StrAppend(&submitted.request_id, "-", prompt);
-      if (prompt > 0) submitted.prompt_ids = request.further_prompts[prompt - 1].ids;
       sink = std::make_shared<PromptBatchSink>(
           sink, static_cast<int32_t>(prompt * choices_per_prompt), requests_left);
     }
-    if (submitted.beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
+    if (submitted[prompt].beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
     std::string label;
     absl::StatusOr<engine::RequestId> id =
-        gateway.SubmitParsed(std::move(submitted), std::move(sink), &label);
+        gateway.SubmitParsed(std::move(submitted[prompt]), std::move(sink), &label);
     if (!id.ok()) {
-      // The engine's refusal of a prompt ("prompt_ids[3] must be ...") names it in the batch.
       if (prompts > 1) request.names.prompt = absl::StrCat("prompt[", prompt, "]");
       return id.status();
     }

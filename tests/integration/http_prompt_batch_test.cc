@@ -4,9 +4,11 @@
 // (answered as choice p * n + j) must equal choice j of prompt p's own request, text, ids and
 // logprobs alike, whole and streamed, with echo; usage adds the prompts up. A bad element is
 // refused by its index, and a batch the queue cannot take is refused whole, leaving nothing
-// running.
+// running; a batch with a bad prompt is refused as bad (400), not as overload (429), even when
+// the queue is full.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -146,6 +148,54 @@ TEST_F(HttpPromptBatchTest, BadElementsAreNamedAndAnOversizedBatchLeavesNothingR
       PostJson(port(), "/v1/completions", {{"prompt", {"And", "God"}}, {"max_tokens", 2}});
   EXPECT_EQ(served.status, 200) << served.body;
   EXPECT_EQ(served.json["choices"].size(), 2u);
+}
+
+// Long streams can hold every slot and queue place while a test looks at refusals.
+class HttpFullServerBatchTest : public ServerTest {
+ protected:
+  void SetUp() override {
+    StartServer({"--max-slots=2", "--max-queued=2", "--max-new-tokens-limit=1000000",
+                 "--http-listen=127.0.0.1:0"});
+  }
+  int port() const { return server_->http_port(); }
+};
+
+TEST_F(HttpFullServerBatchTest, ABadPromptIsRefusedAsBadWhenTheQueueIsFull) {
+  ASSERT_GT(port(), 0) << server_->log();
+  // Endless streams: two run, then two wait (the queue holds submitted requests until the
+  // engine admits them, so the four cannot arrive as one batch). The client hangs up at the end.
+  std::atomic<bool> done{false};
+  auto endless = [&](const json& prompts) {
+    return std::thread([&, prompts] {
+      PostStream(
+          port(), "/v1/completions",
+          {{"prompt", prompts}, {"max_tokens", 1000000}, {"ignore_eos", true}, {"stream", true}},
+          [&](const json&) { return !done.load(); });
+    });
+  };
+  auto wait_for = [&](const std::string& gauge) {
+    for (int i = 0; i < 100; ++i) {
+      if (MetricValue(Scrape(), gauge).value_or(0) == 2) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+  };
+  std::thread running = endless({"And God said", "Let there be"});
+  EXPECT_TRUE(wait_for("slotserve_requests_running")) << Scrape();
+  std::thread queued = endless({"In the", "And the"});
+  EXPECT_TRUE(wait_for("slotserve_requests_queued")) << Scrape();
+  const HttpResult overloaded =
+      PostJson(port(), "/v1/completions", {{"prompt", "And"}, {"max_tokens", 2}});
+  EXPECT_EQ(overloaded.status, 429) << overloaded.body;
+  // The good first prompt would not fit either; the bad second one is what the client must fix.
+  const HttpResult bad =
+      PostJson(port(), "/v1/completions",
+               {{"prompt", {"And God said", json::array({1, 99999})}}, {"max_tokens", 2}});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_EQ(bad.json["error"]["param"], "prompt[1][1]") << bad.body;
+  done = true;
+  running.join();
+  queued.join();
 }
 
 }  // namespace
