@@ -42,9 +42,9 @@ RUN deploy/docker/stage-runtime.sh /src/build /staging
 FROM ${RUNTIME_IMAGE} AS runtime
 ARG DEBIAN_FRONTEND=noninteractive
 COPY --from=build /staging/runtime-packages.txt /tmp/runtime-packages.txt
-# On Debian 12: libabsl20220623 libc-ares2 libgfortran5 libgrpc29 libhiredis0.14
-# libopenblas0-pthread libprometheus-cpp-core1.0 libquadmath0 libre2-9 libsentencepiece0 libssl3
-# zlib1g (plus libc6, libgcc-s1, libstdc++6). gRPC C++, protobuf and prometheus-cpp's pull exposer are linked from
+# On Debian 12: libabsl20220623 libbrotli1 libc-ares2 libcpp-httplib0.11 libgfortran5 libgrpc29
+# libhiredis0.14 libopenblas0-pthread libprometheus-cpp-core1.0 libquadmath0 libre2-9
+# libsentencepiece0 libssl3 zlib1g (plus libc6, libgcc-s1, libstdc++6). gRPC C++, protobuf and prometheus-cpp's pull exposer are linked from
 # Debian's static archives, so they need no runtime package. docs/DEPLOY.md has the details.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends $(cat /tmp/runtime-packages.txt) \

@@ -90,13 +90,14 @@ for binary in slotserve-server slotserve-cli; do
 done
 
 # 4. Serve for real inside the image's file system: the bundled model, as the image's user, on
-# loopback (chroot shares this machine's network), asked for health by the image's own CLI,
-# then SIGTERM must drain and exit 0.
+# loopback (chroot shares this machine's network), asked for health and a generation by the
+# image's own CLI and for a completion and a chat by curl over the HTTP API, then SIGTERM must
+# drain and exit 0.
 mount -t proc proc "$export_dir/proc"
 trap 'umount "$export_dir/proc" 2>/dev/null || true; podman rm -f "$container" >/dev/null 2>&1 || true' EXIT
 # No --model: the built-in default must be the image's bundled model.
 chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-server \
-  --listen=127.0.0.1:55051 --metrics-listen=127.0.0.1:55464 \
+  --listen=127.0.0.1:55051 --metrics-listen=127.0.0.1:55464 --http-listen=127.0.0.1:55800 \
   --backend=cpu --drain-timeout=5s > "$cache/server.log" 2>&1 &
 server_pid=$!
 healthy=0
@@ -113,15 +114,30 @@ if [ "$healthy" = 1 ] && chroot --userspec="$user" "$export_dir" /usr/local/bin/
      --server 127.0.0.1:55051 generate "In the beginning" --max-new-tokens 8 --seed 1; then
   generated=1
 fi
+# The OpenAI-compatible API: a completion, and a chat through the model's chat template.
+http_answered=0
+if [ "$healthy" = 1 ] &&
+   curl -sf http://127.0.0.1:55800/v1/completions -H 'Content-Type: application/json' \
+     -d '{"prompt": "In the beginning", "max_tokens": 8, "seed": 1}' \
+     > "$cache/http-completion.json" &&
+   curl -sf http://127.0.0.1:55800/v1/chat/completions -H 'Content-Type: application/json' \
+     -d '{"messages": [{"role": "user", "content": "Who made the light?"}], "max_tokens": 8}' \
+     > "$cache/http-chat.json" &&
+   grep -q '"text"' "$cache/http-completion.json" &&
+   grep -q '"assistant"' "$cache/http-chat.json"; then
+  http_answered=1
+  cat "$cache/http-completion.json" "$cache/http-chat.json"
+fi
 families=$(curl -s http://127.0.0.1:55464/metrics | grep -c '^# TYPE slotserve_' || true)
 kill -TERM "$server_pid"
 exit_code=0
 wait "$server_pid" || exit_code=$?
 cat "$cache/server.log"
 echo "build-image: in-image server: healthy=$healthy, generated=$generated," \
-     "$families slotserve metric families, exit $exit_code after SIGTERM"
-if [ "$healthy" != 1 ] || [ "$generated" != 1 ] || [ "$families" -eq 0 ] ||
-   [ "$exit_code" != 0 ]; then
+     "HTTP answered=$http_answered, $families slotserve metric families," \
+     "exit $exit_code after SIGTERM"
+if [ "$healthy" != 1 ] || [ "$generated" != 1 ] || [ "$http_answered" != 1 ] ||
+   [ "$families" -eq 0 ] || [ "$exit_code" != 0 ]; then
   echo "build-image: the server did not serve from the image" >&2
   exit 1
 fi
