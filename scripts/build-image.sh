@@ -95,15 +95,19 @@ done
 # drain and exit 0.
 mount -t proc proc "$export_dir/proc"
 trap 'umount "$export_dir/proc" 2>/dev/null || true; podman rm -f "$container" >/dev/null 2>&1 || true' EXIT
+# Fixed ports below the kernel's ephemeral range (32768-60999 on Debian), so that no client
+# connection of another job on this machine can hold one of them.
+grpc_port=25051 metrics_port=25464 http_port=25800
 # No --model: the built-in default must be the image's bundled model.
 chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-server \
-  --listen=127.0.0.1:55051 --metrics-listen=127.0.0.1:55464 --http-listen=127.0.0.1:55800 \
+  --listen=127.0.0.1:$grpc_port --metrics-listen=127.0.0.1:$metrics_port \
+  --http-listen=127.0.0.1:$http_port \
   --backend=cpu --drain-timeout=5s > "$cache/server.log" 2>&1 &
 server_pid=$!
 healthy=0
 for _ in $(seq 1 120); do
   if chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-cli \
-       --server 127.0.0.1:55051 health; then
+       --server 127.0.0.1:$grpc_port health; then
     healthy=1
     break
   fi
@@ -111,16 +115,16 @@ for _ in $(seq 1 120); do
 done
 generated=0
 if [ "$healthy" = 1 ] && chroot --userspec="$user" "$export_dir" /usr/local/bin/slotserve-cli \
-     --server 127.0.0.1:55051 generate "In the beginning" --max-new-tokens 8 --seed 1; then
+     --server 127.0.0.1:$grpc_port generate "In the beginning" --max-new-tokens 8 --seed 1; then
   generated=1
 fi
 # The OpenAI-compatible API: a completion, and a chat through the model's chat template.
 http_answered=0
 if [ "$healthy" = 1 ] &&
-   curl -sf http://127.0.0.1:55800/v1/completions -H 'Content-Type: application/json' \
+   curl -sf http://127.0.0.1:$http_port/v1/completions -H 'Content-Type: application/json' \
      -d '{"prompt": "In the beginning", "max_tokens": 8, "seed": 1}' \
      > "$cache/http-completion.json" &&
-   curl -sf http://127.0.0.1:55800/v1/chat/completions -H 'Content-Type: application/json' \
+   curl -sf http://127.0.0.1:$http_port/v1/chat/completions -H 'Content-Type: application/json' \
      -d '{"messages": [{"role": "user", "content": "Who made the light?"}], "max_tokens": 8}' \
      > "$cache/http-chat.json" &&
    grep -q '"text"' "$cache/http-completion.json" &&
@@ -128,7 +132,7 @@ if [ "$healthy" = 1 ] &&
   http_answered=1
   cat "$cache/http-completion.json" "$cache/http-chat.json"
 fi
-families=$(curl -s http://127.0.0.1:55464/metrics | grep -c '^# TYPE slotserve_' || true)
+families=$(curl -s http://127.0.0.1:$metrics_port/metrics | grep -c '^# TYPE slotserve_' || true)
 kill -TERM "$server_pid"
 exit_code=0
 wait "$server_pid" || exit_code=$?
