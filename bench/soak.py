@@ -59,16 +59,20 @@ def parse_args():
 
 
 class Server:
-    """slotserve-server as a child process; its addresses are read from its start-up line."""
+    """slotserve-server as a child process; its addresses are read from its start-up lines.
 
-    def __init__(self, args):
+    `extra_flags` are appended to the command line; with --http-listen, `http_address` is the
+    OpenAI-compatible API's host:port (bench/http_soak.py)."""
+
+    def __init__(self, args, extra_flags=()):
         self.log = tempfile.NamedTemporaryFile(prefix="slotserve-soak-", suffix=".log",
                                                delete=False)
         binary = os.path.join(args.build, "server/slotserve-server")
         self.process = subprocess.Popen(
             [binary, f"--model={args.model}", "--backend=cpu", f"--threads={args.threads}",
              "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
-             f"--max-slots={args.max_slots}", "--max-queued=4096", "--drain-timeout=20s"],
+             f"--max-slots={args.max_slots}", "--max-queued=4096", "--drain-timeout=20s",
+             *extra_flags],
             stdout=subprocess.DEVNULL, stderr=self.log)
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
@@ -76,6 +80,8 @@ class Server:
             match = re.search(r"listening on ([0-9.]+:[0-9]+), metrics on (http://\S+)", text)
             if match:
                 self.address, self.metrics_url = match.group(1), match.group(2)
+                http = re.search(r"HTTP API on https?://([0-9.]+:[0-9]+)/v1", text)
+                self.http_address = http.group(1) if http else None
                 self.start_line = text.strip().splitlines()[-1]
                 return
             if self.process.poll() is not None:
