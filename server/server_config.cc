@@ -164,8 +164,6 @@ absl::StatusOr<std::string> BundledModelDir() {
                    "; run scripts/make-default-model.sh or pass --model DIR"));
 }
 
-// Whether argv (after NormalizeFlagSpelling) sets flag `name`: this absl's CommandLineFlag
-// keeps IsSpecifiedOnCommandLine() private.
 // Any name a client can send back in a JSON string and see in a metric label: printable ASCII
 // without spaces (so "org/model-v2" passes), at most 256 characters.
 absl::Status CheckServedModelName(const std::string& name) {
@@ -180,6 +178,8 @@ absl::Status CheckServedModelName(const std::string& name) {
   return absl::OkStatus();
 }
 
+// Whether argv (after NormalizeFlagSpelling) sets flag `name`: this absl's CommandLineFlag
+// keeps IsSpecifiedOnCommandLine() private.
 bool FlagGiven(const std::vector<char*>& normalized, absl::string_view name) {
   for (const char* arg : normalized) {
     if (arg == nullptr) break;
