@@ -3,13 +3,15 @@
 //   2. a warp per memory row: K~ = c K~ + w k, and its score (K~ q) / z' / sqrt(dk);
 //   3. softmax over the M scores, each divided by z' so that V~ needs no division;
 //   4. V~ = c V~ + w v fused with out = sum_i a_i V~_i (column sums).
-// Step: grid (heads, requests), each request's state gathered by its state slot. Prefill:
+// Step: grid (heads, requests), each request's state gathered by its state slot (steps whose
+// heads fit take abc_register_step_cuda.cu's kernel instead, with the same math). Prefill:
 // grid (heads), the block scans the chunk's tokens in order. Nothing is sized or templated on
 // dk or dv (both are runtime loop bounds and shared-memory extents), so dk != dv needs no
 // separate instantiation.
 #include <cmath>
 
 #include "kernels/abc_attention.h"
+#include "kernels/cuda/abc_register_step.cuh"
 #include "kernels/cuda/recurrent_head.cuh"
 
 namespace slotserve::kernels {
@@ -145,6 +147,11 @@ void LaunchAbcPrefill<Backend::kCuda>(const AbcParams& p, const PrefillTarget& t
 
 template <>
 void LaunchAbcStep<Backend::kCuda>(const AbcParams& p, const StepTarget& target, Stream stream) {
+  // Heads up to 128 wide with up to 32 memory rows (our models) hold the state in
+  // registers: one round of loads instead of a chain (abc_register_step.cuh).
+  if (cuda::AbcRegisterStepApplies(p)) {
+    return cuda::LaunchAbcRegisterStep(p, target, cuda::AsCudaStream(stream));
+  }
   cuda::LaunchRecurrentStep<AbcOp>(p, target, stream);
 }
 
