@@ -147,8 +147,8 @@ void LaunchAbcPrefill<Backend::kCuda>(const AbcParams& p, const PrefillTarget& t
 
 template <>
 void LaunchAbcStep<Backend::kCuda>(const AbcParams& p, const StepTarget& target, Stream stream) {
-  // Heads up to 128 wide with up to 32 memory rows (our models) hold the state in
-  // registers: one round of loads instead of a chain (abc_register_step.cuh).
+  // Small batches of heads up to 128 wide with up to 32 memory rows (our models) hold the
+  // state in registers: one round of loads instead of a chain (abc_register_step.cuh).
   if (cuda::AbcRegisterStepApplies(p)) {
     return cuda::LaunchAbcRegisterStep(p, target, cuda::AsCudaStream(stream));
   }

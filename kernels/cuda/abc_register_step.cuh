@@ -6,7 +6,8 @@
 // dependent global loads (z and the running max, then the key rows, then 4 value rows per
 // thread one after another), so at batch 1, where a layer's launch has only a block per head,
 // the step is a series of DRAM round trips. Here every thread issues all of its state loads at
-// once, right after the wait for the projection that wrote q, k and v: one round trip.
+// once, right after the wait for the projection that wrote q, k and v: one round trip. Large
+// grids keep the generic kernel, which was faster there (its blocks shrink with the grid).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -21,9 +22,11 @@ constexpr int kAbcRegisterStepMaxDim = 128;
 // The most memory rows: one warp per row in a block of at most 1024 threads.
 constexpr int kAbcRegisterStepMaxMemoryRows = 32;
 
-// True when the register step takes steps of `p`: dk, dv <= kAbcRegisterStepMaxDim, M <=
-// kAbcRegisterStepMaxMemoryRows, and SLOTSERVE_CUDA_ABC_STEP is not "generic" (set it to
-// compare the two kernels, or to rule this one out).
+// True when the register step takes this step: dk, dv <= kAbcRegisterStepMaxDim, M <=
+// kAbcRegisterStepMaxMemoryRows, a grid small enough (heads x rows blocks of 32 M threads
+// within half the threads the GPU keeps resident: at batch 1 to 8 of a 16-head model with 32
+// memory rows on an H200), and SLOTSERVE_CUDA_ABC_STEP not "generic" (set it to compare the
+// two kernels, or to rule this one out).
 bool AbcRegisterStepApplies(const AbcParams& p);
 
 // The ABC step of DESIGN §3 for p.rows requests, request r's state in slot target.slots[r].
