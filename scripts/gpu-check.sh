@@ -15,6 +15,10 @@
 #   scripts/gpu-check.sh --dry-run  # print the commands only (checked by a test, no GPU needed)
 #   scripts/gpu-check.sh --prebuilt BUNDLE  # a GPU machine without the build's libraries: steps
 #                                   # 1 and 3-5 on binaries packed by scripts/gpu-bundle.sh
+#   scripts/gpu-check.sh --results-to DIR   # also, however the run ends, the summary, the tables
+#                                   # and one archive of every log into DIR
+#                                   # (scripts/gpu-pack-results.sh): for a lent machine that
+#                                   # returns only a few files from one folder
 # Environment: SLOTSERVE_GPU_BENCH_MODELS / SLOTSERVE_GPU_PREFILL_MODELS (comma-separated model
 # directories; default the committed kjv models), SLOTSERVE_GPU_SANITIZERS (default "memcheck
 # racecheck synccheck"), SLOTSERVE_GPU_STEP_TIMEOUT (seconds per sanitizer or benchmark step),
@@ -34,7 +38,8 @@ step_timeout=${SLOTSERVE_GPU_STEP_TIMEOUT:-3600}
 sanitizer_shards=${SLOTSERVE_GPU_SANITIZER_SHARDS:-1}
 dry_run=0
 prebuilt=""
-usage="usage: scripts/gpu-check.sh [--dry-run] [--prebuilt BUNDLE_DIR]"
+results_to=""
+usage="usage: scripts/gpu-check.sh [--dry-run] [--prebuilt BUNDLE_DIR] [--results-to DIR]"
 while [ $# -gt 0 ]; do
   case "$1" in
     --dry-run) dry_run=1 ;;
@@ -44,12 +49,25 @@ while [ $# -gt 0 ]; do
       build=$2
       shift
       ;;
+    --results-to)
+      [ $# -ge 2 ] || { echo "$usage" >&2; exit 2; }
+      results_to=$2
+      shift
+      ;;
     *) echo "$usage" >&2; exit 2 ;;
   esac
   shift
 done
 
 summary=$results/gpu-summary.md
+if [ -n "$results_to" ]; then
+  echo "+ on exit: $root/scripts/gpu-pack-results.sh $build $results $results_to"
+  if [ "$dry_run" = 0 ]; then
+    # On any ending, a timeout's SIGTERM included, what exists so far is delivered.
+    trap '"$root/scripts/gpu-pack-results.sh" "$build" "$results" "$results_to" || true' EXIT
+    trap 'exit 143' TERM
+  fi
+fi
 failures=()
 # run NAME COMMAND...: prints the command; runs it unless --dry-run; records a failure.
 run() {

@@ -11,6 +11,7 @@ bash -n "$root/scripts/gpu-check-server.sh"
 bash -n "$root/scripts/gpu-bundle.sh"
 bash -n "$root/scripts/gpu-prebuilt-env.sh"
 bash -n "$root/scripts/sanitizer-verdict.sh"
+bash -n "$root/scripts/gpu-pack-results.sh"
 out=$(SLOTSERVE_GPU_BUILD_DIR=/nonexistent/build-gpu "$root/scripts/gpu-check.sh" --dry-run)
 for expected in "-DSLOTSERVE_WITH_CUDA=ON" "gpu-check-server.sh /nonexistent/build-gpu" \
   "ctest --test-dir /nonexistent/build-gpu" "--tool memcheck" "--tool racecheck" \
@@ -38,6 +39,14 @@ if grep -qF -- "-DSLOTSERVE_WITH_CUDA=ON" <<<"$out"; then
   echo "$out" >&2
   exit 1
 fi
+out=$("$root/scripts/gpu-check.sh" --prebuilt /nonexistent/bundle --results-to /nonexistent/out \
+  --dry-run)
+if ! grep -qE -- "^\+ on exit: .*/scripts/gpu-pack-results.sh /nonexistent/bundle .* /nonexistent/out$" <<<"$out"; then
+  echo "gpu-check.sh --results-to --dry-run does not print the packing step:" >&2
+  echo "$out" >&2
+  exit 1
+fi
+if [ -e /nonexistent/out ]; then echo "--dry-run created the results folder" >&2; exit 1; fi
 if [ -e /nonexistent/build-gpu ]; then echo "--dry-run created the build dir" >&2; exit 1; fi
 if "$root/scripts/gpu-check.sh" --bogus 2>/dev/null; then
   echo "gpu-check.sh accepted an unknown option" >&2
