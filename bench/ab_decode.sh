@@ -6,7 +6,12 @@
 #   bench/ab_decode.sh BASE_BUILD NEW_BUILD CSV [MODEL_DIR...]
 #     (default models: models/trained/kjv-softmax-c512 models/trained/kjv-abc-m32)
 #   Environment: ROUNDS (5), THREADS (1), BATCHES (1,8,32,64), CONTEXT (80), REPEATS (20),
-#   WARMUP (untimed repeats per point, 1; builds before e2ca23f need ~30 at 2 threads).
+#   WARMUP (untimed repeats per point, 1; builds before e2ca23f need ~30 at 2 threads),
+#   BACKEND (cpu; cuda on a GPU machine), BASE_ENV / NEW_ENV (VAR=value words set for that side
+#   only: one build against itself with a kernel switched, e.g.
+#     BACKEND=cuda BASE_ENV=SLOTSERVE_CUDA_ABC_STEP=generic bench/ab_decode.sh B B out.csv ...).
+# The sides alternate which goes first in a round (base first in odd rounds), so a machine that
+# warms up or slows down over a round does not favour one side.
 #
 # Build the base from another commit in a worktree with the same options as the new build, e.g.
 #   git worktree add /tmp/base HEAD~1 && cmake -S /tmp/base -B /tmp/build-base \
@@ -20,12 +25,15 @@ shift 3
 model_list=$(IFS=,; echo "${models[*]}")
 echo "round,build,model,batch,step_ms" >"$csv"
 for round in $(seq "${ROUNDS:-5}"); do
-  for build in base new; do
-    dir=$base
-    [ "$build" = new ] && dir=$new
-    "$dir/bench/slotserve-bench" --suite=decode --models="$model_list" \
-      --batches="${BATCHES:-1,8,32,64}" --context="${CONTEXT:-80}" --threads="${THREADS:-1}" \
-      --repeats="${REPEATS:-20}" --warmup="${WARMUP:-1}" 2>/dev/null |
+  order="base new"
+  [ $((round % 2)) = 0 ] && order="new base"
+  for build in $order; do
+    dir=$base side_env=${BASE_ENV:-}
+    [ "$build" = new ] && dir=$new side_env=${NEW_ENV:-}
+    # shellcheck disable=SC2086  # side_env is a list of VAR=value words
+    env $side_env "$dir/bench/slotserve-bench" --suite=decode --models="$model_list" \
+      --backend="${BACKEND:-cpu}" --batches="${BATCHES:-1,8,32,64}" --context="${CONTEXT:-80}" \
+      --threads="${THREADS:-1}" --repeats="${REPEATS:-20}" --warmup="${WARMUP:-1}" 2>/dev/null |
       awk -v b="$build" -v r="$round" '$3 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {
         printf "%s,%s,%s,%s,%s\n", r, b, $1, $3, $5 }' >>"$csv"
   done
