@@ -60,14 +60,8 @@ while [ $# -gt 0 ]; do
 done
 
 summary=$results/gpu-summary.md
-if [ -n "$results_to" ]; then
+[ -n "$results_to" ] &&
   echo "+ on exit: $root/scripts/gpu-pack-results.sh $build $results $results_to"
-  if [ "$dry_run" = 0 ]; then
-    # On any ending, a timeout's SIGTERM included, what exists so far is delivered.
-    trap '"$root/scripts/gpu-pack-results.sh" "$build" "$results" "$results_to" || true' EXIT
-    trap 'exit 143' TERM
-  fi
-fi
 failures=()
 # run NAME COMMAND...: prints the command; runs it unless --dry-run; records a failure.
 run() {
@@ -100,6 +94,12 @@ if [ "$dry_run" = 0 ]; then
     echo "| step | result |"
     echo "|---|---|"
   } >"$summary"
+  if [ -n "$results_to" ]; then
+    # From here on (this run's summary exists), on any ending, a timeout's SIGTERM included,
+    # what exists so far is delivered.
+    trap '"$root/scripts/gpu-pack-results.sh" "$build" "$results" "$results_to" || true' EXIT
+    trap 'exit 143' TERM
+  fi
 fi
 export SLOTSERVE_REQUIRE_GPU=1
 

@@ -2,8 +2,11 @@
 # Part of scripts/gpu-check.sh --results-to: copies what a GPU check found into one folder of a
 # few files, for a GPU machine whose only way back is such a folder (a lent machine returns a
 # limited number of files from it, and a later call may find it emptied):
-#   OUT/gpu-summary.md, gpu-decode.csv,    the summary and the benchmark tables this run wrote
-#   gpu-prefill.csv, gpu-memory.csv        to bench/results/;
+#   OUT/gpu-summary.md                     this run's summary (RESULTS_DIR);
+#   OUT/gpu-{decode,prefill,memory}.csv    the tables this run's benchmarks wrote so far
+#                                          (BUILD_DIR/gpu-results/, under the names
+#                                          bench/results/ gives them), never the committed ones
+#                                          of an earlier run;
 #   OUT/gpu-check-logs.tar.xz              every log of the run: the test binaries' logs and
 #                                          the compute-sanitizer shards' (sanitizer-logs/).
 #   scripts/gpu-pack-results.sh BUILD_DIR RESULTS_DIR OUT_DIR
@@ -15,8 +18,10 @@ if [ $# -ne 3 ]; then
 fi
 build=$1 results=$2 out=$3
 mkdir -p "$out"
-for file in "$results"/gpu-summary.md "$results"/gpu-{decode,prefill,memory}.csv; do
-  [ -f "$file" ] && cp "$file" "$out/"
+[ -f "$results/gpu-summary.md" ] && cp "$results/gpu-summary.md" "$out/"
+for table in decode:decode_engine prefill:prefill_engine memory:memory; do
+  source_csv=$build/gpu-results/${table#*:}.csv
+  [ -f "$source_csv" ] && cp "$source_csv" "$out/gpu-${table%%:*}.csv"
 done
 logs=()
 [ -d "$build" ] && while IFS= read -r -d '' log; do

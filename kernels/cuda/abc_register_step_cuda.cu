@@ -158,23 +158,6 @@ __global__ void __launch_bounds__(kMaxThreads<kRowsPerWarp>)
   }
 }
 
-template <int kRowsPerWarp>
-void LaunchRows(const AbcParams& p, const StepTarget& target, int chunks, cudaStream_t stream) {
-  const int warps = (p.memory_rows + kRowsPerWarp - 1) / kRowsPerWarp;
-  const dim3 grid(p.heads, p.rows);
-  const dim3 block(warps * kWarpSize);
-  if (chunks == 1) {
-    LaunchOverlappingPreceding(AbcRegisterStepKernel<kRowsPerWarp, 1>, grid, block, 0, stream, p,
-                               target);
-  } else if (chunks == 2) {
-    LaunchOverlappingPreceding(AbcRegisterStepKernel<kRowsPerWarp, 2>, grid, block, 0, stream, p,
-                               target);
-  } else {
-    LaunchOverlappingPreceding(AbcRegisterStepKernel<kRowsPerWarp, 4>, grid, block, 0, stream, p,
-                               target);
-  }
-}
-
 bool RegisterStepEnabled() {
   static const bool enabled = [] {
     const char* setting = std::getenv("SLOTSERVE_CUDA_ABC_STEP");
@@ -195,15 +178,22 @@ bool AbcRegisterStepApplies(const AbcParams& p) {
   // Small grids only, with a warp per memory row (the rule of BlockThreads): on an H200 the
   // register step made a batch-1 step of a 2048-wide, 16-layer ABC model x1.12 faster, but at
   // batch 256 of the bundled model, with more rows a warp, it was x0.80.
-  const int64_t threads = static_cast<int64_t>(p.heads) * p.rows * p.memory_rows * kWarpSize;
-  return threads <= ResidentThreads() / 2;
+  return !FillsTheGpu(static_cast<int64_t>(p.heads) * p.rows * p.memory_rows * kWarpSize);
 }
 
 void LaunchAbcRegisterStep(const AbcParams& p, const StepTarget& target, cudaStream_t stream) {
   if (p.rows == 0) return;
   const int widest = p.head_dim > AbcValueDim(p) ? p.head_dim : AbcValueDim(p);
-  const int chunks = widest <= kWarpSize ? 1 : widest <= 2 * kWarpSize ? 2 : 4;
-  LaunchRows<1>(p, target, chunks, stream);
+  // One row a warp (AbcRegisterStepApplies).
+  const dim3 grid(p.heads, p.rows);
+  const dim3 block(p.memory_rows * kWarpSize);
+  if (widest <= kWarpSize) {
+    LaunchOverlappingPreceding(AbcRegisterStepKernel<1, 1>, grid, block, 0, stream, p, target);
+  } else if (widest <= 2 * kWarpSize) {
+    LaunchOverlappingPreceding(AbcRegisterStepKernel<1, 2>, grid, block, 0, stream, p, target);
+  } else {
+    LaunchOverlappingPreceding(AbcRegisterStepKernel<1, 4>, grid, block, 0, stream, p, target);
+  }
 }
 
 }  // namespace slotserve::kernels::cuda

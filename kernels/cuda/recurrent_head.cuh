@@ -153,6 +153,11 @@ inline int64_t ResidentThreads() {
   return resident;
 }
 
+// Whether a grid of `threads` in all already fills the GPU: more than half the threads it keeps
+// resident. Past that, extra threads per block only add synchronisation (BlockThreads), and the
+// ABC register step gives way to the generic kernel (abc_register_step_cuda.cu).
+inline bool FillsTheGpu(int64_t threads) { return threads > ResidentThreads() / 2; }
+
 // Threads per block for a grid of `blocks`: `otherwise` for an op without Threads(p); else
 // Threads(p), halved (down to `otherwise`) while the grid would hold more than half the threads
 // the GPU keeps resident. A small grid (decode at small batches, prefill: a block per head)
@@ -165,7 +170,7 @@ template <typename Op>
 int BlockThreads(const typename Op::Params& p, int64_t blocks, int otherwise) {
   if constexpr (requires { Op::Threads(p); }) {
     int threads = std::max(Op::Threads(p), otherwise);
-    while (threads > otherwise && blocks * threads > ResidentThreads() / 2) threads /= 2;
+    while (threads > otherwise && FillsTheGpu(blocks * threads)) threads /= 2;
     return threads;
   } else {
     return otherwise;
