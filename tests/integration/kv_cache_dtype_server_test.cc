@@ -28,7 +28,7 @@ const std::filesystem::path kSoftmax =
     std::filesystem::path(SLOTSERVE_GOLDEN_MODELS_DIR) / "softmax";
 
 std::unique_ptr<v1::SlotServe::Stub> StubOf(ServerProcess& server) {
-  return v1::SlotServe::NewStub(server.NewChannel());
+  return v1::SlotServe::NewStub(server.ConnectedChannel());
 }
 
 class KvCacheDtypeServerTest : public ServerTest {};

@@ -12,7 +12,6 @@
 #include "absl/time/clock.h"
 #include "tests/integration/server_test.h"
 
-
 namespace slotserve::testing {
 namespace {
 
@@ -28,7 +27,7 @@ TEST_F(LoadTest, TwoHundredFiftySixConcurrentStreamsCompleteAndThePoolRefills) {
   std::vector<std::thread> clients;
   // Several channels (connections), as separate clients would use.
   std::vector<std::shared_ptr<grpc::Channel>> channels;
-  for (int i = 0; i < 4; ++i) channels.push_back(server_->NewChannel());
+  for (int i = 0; i < 4; ++i) channels.push_back(server_->ConnectedChannel());
   for (int i = 0; i < kStreams; ++i) {
     wanted[i] = 8 + i % 9;
     clients.emplace_back([&, i] {

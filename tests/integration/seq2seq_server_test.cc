@@ -28,7 +28,7 @@ class Seq2seqServerTest : public ServerTest {
       GTEST_SKIP() << "this server does not load the seq2seq model yet: " << error;
     }
     ASSERT_NE(server_, nullptr) << error;
-    channel_ = server_->NewChannel();
+    channel_ = server_->ConnectedChannel();
     stub_ = v1::SlotServe::NewStub(channel_);
   }
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <regex>
 
 #include "absl/strings/str_cat.h"
@@ -95,6 +96,13 @@ std::shared_ptr<grpc::Channel> ServerProcess::NewChannel() const {
   // Every test's channel gets its own connection, as separate clients would.
   arguments.SetInt("grpc.use_local_subchannel_pool", 1);
   return grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), arguments);
+}
+
+std::shared_ptr<grpc::Channel> ServerProcess::ConnectedChannel() const {
+  std::shared_ptr<grpc::Channel> channel = NewChannel();
+  // Not READY after 30 s: the test's first call on it fails and says why.
+  channel->WaitForConnected(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  return channel;
 }
 
 void ServerProcess::Terminate() const { kill(pid_, SIGTERM); }

@@ -29,7 +29,14 @@ class ServerProcess {
   int metrics_port() const { return metrics_port_; }
   // The HTTP API's port when started with --http-listen, else 0.
   int http_port() const { return http_port_; }
+  // A channel that has not connected yet (for tests of refused connections).
   std::shared_ptr<grpc::Channel> NewChannel() const;
+  // A channel whose connection is up: the first connect attempt can fail spuriously in
+  // Debian's gRPC 1.51 (connect()'s errno is read after calls that may overwrite it, gRPC pull
+  // request 35064; seen as "ipv4:...: No such file or directory" with many client threads), and
+  // a call made on a channel in that state fails at once. Waiting for READY lets gRPC's own
+  // reconnect with backoff absorb it, as a long-lived client would (waits at most 30 s).
+  std::shared_ptr<grpc::Channel> ConnectedChannel() const;
 
   pid_t pid() const { return pid_; }
   // Sends SIGTERM.

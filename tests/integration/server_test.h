@@ -22,7 +22,7 @@ class ServerTest : public ::testing::Test {
     std::string error;
     server_ = ServerProcess::Start(flags, &error);
     ASSERT_NE(server_, nullptr) << error;
-    channel_ = server_->NewChannel();
+    channel_ = server_->ConnectedChannel();
     stub_ = v1::SlotServe::NewStub(channel_);
     ASSERT_EQ(HealthStatus(), grpc::health::v1::HealthCheckResponse::SERVING) << server_->log();
   }

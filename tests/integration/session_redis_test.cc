@@ -55,7 +55,7 @@ class SessionRedisTest : public ::testing::Test {
     replica.process = ServerProcess::Start(flags, &error);
     EXPECT_NE(replica.process, nullptr) << error;
     if (replica.process != nullptr) {
-      replica.stub = v1::SlotServe::NewStub(replica.process->NewChannel());
+      replica.stub = v1::SlotServe::NewStub(replica.process->ConnectedChannel());
     }
     return replica;
   }

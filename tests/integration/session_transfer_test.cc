@@ -22,7 +22,7 @@ class SessionTransferTest : public ServerTest {
     second_ = ServerProcess::Start(flags, &error);
     EXPECT_NE(second_, nullptr) << error;
     if (second_ == nullptr) return nullptr;
-    return v1::SlotServe::NewStub(second_->NewChannel());
+    return v1::SlotServe::NewStub(second_->ConnectedChannel());
   }
   std::unique_ptr<ServerProcess> second_;
 };
