@@ -26,7 +26,9 @@ void RoundedRowsLinear(const LinearParams& p) {
 }
 
 void Int8ActivationsLinear(const LinearParams& p) {
-  if (CpuHasAvx512Vnni() && p.rows >= kInt8WideMinRows) {
+  if (p.rows > FusedMaxRows(BestNarrowGemvIsa())) {
+    RoundedRowsLinear(p);
+  } else if (CpuHasAvx512Vnni() && p.rows >= kInt8WideMinRows) {
     Int8DotLinear(p, Int8DotIsa::kAvx512VnniWide);
   } else if (CpuHasAvx512() && p.rows > kInt8DotMaxRowsAvx512) {
     RoundedRowsLinear(p);

@@ -214,7 +214,7 @@ template <DType D>
 void Run(const LinearParams& p, NarrowGemvIsa isa) {
   const int64_t work = static_cast<int64_t>(p.rows) * p.in_features * p.out_features;
   const bool avx512 = isa == NarrowGemvIsa::kAvx512;
-  const bool fused = p.rows <= (avx512 ? kFusedRowsAvx512 : kFusedRows);
+  const bool fused = p.rows <= FusedMaxRows(isa);
   const float* xt = nullptr;
   int64_t rows_padded = 0;
   if (!fused) {

@@ -38,6 +38,11 @@ enum class NarrowGemvIsa { kAvx2, kAvx512 };
 // The best of the two on this CPU.
 NarrowGemvIsa BestNarrowGemvIsa();
 
+// The most rows the fused GEMV takes on `isa`; more rows go through the widened tiles.
+constexpr int FusedMaxRows(NarrowGemvIsa isa) {
+  return isa == NarrowGemvIsa::kAvx512 ? kFusedRowsAvx512 : kFusedRows;
+}
+
 // y = x W^T (+ y when accumulating) + bias (when p.bias is set). p.weight_dtype is F16, BF16 or
 // I8 (then p.weight_scale holds the rows' scales).
 void NarrowWeightLinear(const LinearParams& p);

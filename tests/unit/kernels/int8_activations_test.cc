@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/int8_activations_linear.h"
 #include "kernels/cpu/int8_dot_linear.h"
+#include "kernels/cpu/narrow_weight_linear.h"
 #include "kernels/int8_activation_blocks.h"
 #include "kernels/linear.h"
 #include "tests/unit/kernels/test_data.h"
@@ -301,9 +302,11 @@ TEST(Int8ActivationsLinearTest, CpuBackendMatchesReference) {
 }
 
 // Each batch size the cpu op routes differently (int8_activations_linear.h: one row, 2-7 rows,
-// from kInt8WideMinRows rows) matches the reference through the backend entry point.
+// from kInt8WideMinRows rows, past the fused GEMV's bound on either instruction set) matches the
+// reference through the backend entry point.
 TEST(Int8ActivationsLinearTest, EveryRoutingOfTheCpuOpMatchesReference) {
-  for (int rows : {1, 2, cpu::kInt8WideMinRows - 1, cpu::kInt8WideMinRows, 33}) {
+  for (int rows : {1, 2, cpu::kInt8WideMinRows - 1, cpu::kInt8WideMinRows, cpu::kFusedRows,
+                   cpu::kFusedRows + 1, cpu::kFusedRowsAvx512, cpu::kFusedRowsAvx512 + 1, 33}) {
     const Shape s{rows, 256, 72, true, false};
     const auto x = RandomFloats(s.rows * s.in, 61 + rows);
     const Int8Matrix w =
