@@ -10,13 +10,13 @@
 namespace slotserve::server {
 namespace {
 
-constexpr int kBos = 1;
+constexpr int kSourceBos = 1;
 constexpr int kEos = 2;
-constexpr int kVocab = 100;
+constexpr int kSourceVocab = 100;
 
-absl::StatusOr<engine::GenerationRequest> Parse(const v1::GenerateRequest& request) {
-  absl::StatusOr<engine::GenerationRequest> parsed =
-      ParseGenerateRequest(request, /*tokenizer=*/nullptr, kBos, kVocab, absl::InfiniteFuture());
+absl::StatusOr<engine::GenerationRequest> ParseSourceRequest(const v1::GenerateRequest& request) {
+  absl::StatusOr<engine::GenerationRequest> parsed = ParseGenerateRequest(
+      request, /*tokenizer=*/nullptr, kSourceBos, kSourceVocab, absl::InfiniteFuture());
   if (!parsed.ok()) return parsed;
   if (absl::Status source = ParseSource(request, nullptr, kEos, &*parsed); !source.ok()) {
     return source;
@@ -32,7 +32,7 @@ v1::GenerateRequest WithSourceIds(std::initializer_list<int32_t> ids) {
 }
 
 TEST(SourceParsingTest, SourceIdsPassThroughAsGivenAndThePromptMayBeAbsent) {
-  absl::StatusOr<engine::GenerationRequest> parsed = Parse(WithSourceIds({5, 7, 99}));
+  absl::StatusOr<engine::GenerationRequest> parsed = ParseSourceRequest(WithSourceIds({5, 7, 99}));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->source_ids, (std::vector<int32_t>{5, 7, 99}));  // no eos added to ids
   EXPECT_TRUE(parsed->prompt_ids.empty());
@@ -41,7 +41,7 @@ TEST(SourceParsingTest, SourceIdsPassThroughAsGivenAndThePromptMayBeAbsent) {
 TEST(SourceParsingTest, AnEmptyTextPromptBesideASourceIsNoPrefix) {
   v1::GenerateRequest request = WithSourceIds({5});
   request.set_text("");
-  absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
+  absl::StatusOr<engine::GenerationRequest> parsed = ParseSourceRequest(request);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_TRUE(parsed->prompt_ids.empty());
 }
@@ -49,39 +49,41 @@ TEST(SourceParsingTest, AnEmptyTextPromptBesideASourceIsNoPrefix) {
 TEST(SourceParsingTest, TokenIdPromptBesideASourceIsTheTargetPrefix) {
   v1::GenerateRequest request = WithSourceIds({5});
   request.mutable_token_ids()->add_ids(9);
-  absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
+  absl::StatusOr<engine::GenerationRequest> parsed = ParseSourceRequest(request);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->prompt_ids, (std::vector<int32_t>{9}));
 }
 
 TEST(SourceParsingTest, WithoutASourceThePromptIsStillRequired) {
-  const absl::StatusOr<engine::GenerationRequest> parsed = Parse(v1::GenerateRequest());
+  const absl::StatusOr<engine::GenerationRequest> parsed =
+      ParseSourceRequest(v1::GenerateRequest());
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_TRUE(Parse(WithSourceIds({3})).ok());
+  EXPECT_TRUE(ParseSourceRequest(WithSourceIds({3})).ok());
 }
 
 TEST(SourceParsingTest, MalformedSourcesAreRefusedNamingTheField) {
-  const absl::StatusOr<engine::GenerationRequest> empty_ids = Parse(WithSourceIds({}));
+  const absl::StatusOr<engine::GenerationRequest> empty_ids = ParseSourceRequest(WithSourceIds({}));
   EXPECT_EQ(empty_ids.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(empty_ids.status().message(), "source.token_ids.ids must not be empty");
 
   v1::GenerateRequest neither;
   neither.mutable_source();
-  EXPECT_EQ(Parse(neither).status().message(),
+  EXPECT_EQ(ParseSourceRequest(neither).status().message(),
             "source must hold either text or token_ids when set, got neither");
 
   v1::GenerateRequest empty_text;
   empty_text.mutable_source()->set_text("");
-  EXPECT_EQ(Parse(empty_text).status().message(), "source.text must not be empty");
+  EXPECT_EQ(ParseSourceRequest(empty_text).status().message(), "source.text must not be empty");
 
   v1::GenerateRequest bad_utf8;
   bad_utf8.mutable_source()->set_text("\xff");
-  EXPECT_EQ(Parse(bad_utf8).status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(Parse(bad_utf8).status().message().find("source.text"), std::string::npos);
+  EXPECT_EQ(ParseSourceRequest(bad_utf8).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(ParseSourceRequest(bad_utf8).status().message().find("source.text"), std::string::npos);
 
   v1::GenerateRequest no_tokenizer;
   no_tokenizer.mutable_source()->set_text("hello");
-  EXPECT_EQ(Parse(no_tokenizer).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(ParseSourceRequest(no_tokenizer).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace
