@@ -19,7 +19,7 @@
 namespace slotserve::testing {
 namespace {
 
-constexpr double kRoundedLogprobTolerance = 1e-4;
+constexpr double kServerLogprobTolerance = 1e-4;
 
 class Int8ActivationsServerTest : public ServerTest {
  protected:
@@ -33,15 +33,15 @@ TEST_F(Int8ActivationsServerTest, LogprobsFollowTheReferenceOfEachMode) {
 
   StartServer({"--model=" + dir_.string(), "--max-slots=2", "--int8-activations"});
   const std::vector<GreedyChoice> with_flag = GreedyChoices(*stub_, rounded);
-  ExpectReferenceChoices(with_flag, rounded, kRoundedLogprobTolerance, "--int8-activations");
+  ExpectReferenceChoices(with_flag, rounded, kServerLogprobTolerance, "--int8-activations");
   server_.reset();  // stops it
 
   // absl's negative spelling of a boolean flag, also given a value by NormalizeFlagSpelling.
   StartServer({"--model=" + dir_.string(), "--noint8-activations", "--max-slots=2"});
   const std::vector<GreedyChoice> without_flag = GreedyChoices(*stub_, exact);
-  ExpectReferenceChoices(without_flag, exact, kRoundedLogprobTolerance, "exact weights");
+  ExpectReferenceChoices(without_flag, exact, kServerLogprobTolerance, "exact weights");
 
-  EXPECT_GT(LargestLogprobDifference(with_flag, without_flag), 10 * kRoundedLogprobTolerance)
+  EXPECT_GT(LargestLogprobDifference(with_flag, without_flag), 10 * kServerLogprobTolerance)
       << "the flag changed no logprob";
 }
 

@@ -22,7 +22,7 @@ namespace {
 
 // Tighter than the golden logits' 1e-4: the greedy tokens' logprobs of the two caches are only
 // 1.9e-4 apart on this sequence, and the engine lands within ~1e-5 of each reference.
-constexpr double kF16CacheTolerance = 3e-5;
+constexpr double kCacheLogprobTolerance = 3e-5;
 
 const std::filesystem::path kSoftmax =
     std::filesystem::path(SLOTSERVE_GOLDEN_MODELS_DIR) / "softmax";
@@ -39,15 +39,16 @@ TEST_F(KvCacheDtypeServerTest, F16FollowsItsReferenceAndHalvesTheState) {
 
   StartServer({"--model=" + kSoftmax.string(), "--max-slots=2"});
   const std::vector<GreedyChoice> f32_choices = GreedyChoices(*stub_, floats);
-  ExpectReferenceChoices(f32_choices, floats, kF16CacheTolerance, "--kv-cache-dtype f32 (default)");
+  ExpectReferenceChoices(f32_choices, floats, kCacheLogprobTolerance,
+                         "--kv-cache-dtype f32 (default)");
   const int64_t f32_state_bytes = GetModelInfo(*stub_).state_bytes_per_request();
   server_.reset();
 
   StartServer({"--model=" + kSoftmax.string(), "--max-slots=2", "--kv-cache-dtype=f16"});
   const std::vector<GreedyChoice> f16_choices = GreedyChoices(*stub_, halves);
-  ExpectReferenceChoices(f16_choices, halves, kF16CacheTolerance, "--kv-cache-dtype f16");
+  ExpectReferenceChoices(f16_choices, halves, kCacheLogprobTolerance, "--kv-cache-dtype f16");
   EXPECT_EQ(GetModelInfo(*stub_).state_bytes_per_request() * 2, f32_state_bytes);
-  EXPECT_GT(LargestLogprobDifference(f16_choices, f32_choices), 3 * kF16CacheTolerance)
+  EXPECT_GT(LargestLogprobDifference(f16_choices, f32_choices), 3 * kCacheLogprobTolerance)
       << "the dtype changed no logprob";
 }
 
