@@ -22,13 +22,16 @@ constexpr int kRowBlock = 8;  // input rows of one FusedBlock at most
 // Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
 constexpr int64_t kTileFloats = 64 * 1024;
 
-// The stored element of each narrow dtype.
+// The stored element of each dtype (F32 rides along: its "widening" is a plain load).
 template <DType D>
-using Element = std::conditional_t<D == DType::kI8, int8_t, uint16_t>;
+using Element = std::conditional_t<D == DType::kI8, int8_t,
+                                   std::conditional_t<D == DType::kF32, float, uint16_t>>;
 
 template <DType D>
 inline __m256 Widen8(const Element<D>* w) {
-  if constexpr (D == DType::kI8) {
+  if constexpr (D == DType::kF32) {
+    return _mm256_loadu_ps(w);
+  } else if constexpr (D == DType::kI8) {
     const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(w));
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
   } else {
@@ -47,7 +50,7 @@ inline float Widen1(Element<D> w) {
     return HalfToFloat(w);
   } else if constexpr (D == DType::kBF16) {
     return BFloat16ToFloat(w);
-  } else {
+  } else {  // I8 (its scale comes after the sum) or F32
     return static_cast<float>(w);
   }
 }
@@ -128,7 +131,9 @@ inline void SumEach(const Vec* acc, float* sums) {
 }
 template <DType D>
 inline Vec WidenVec(const Element<D>* w) {
-  if constexpr (D == DType::kI8) {
+  if constexpr (D == DType::kF32) {
+    return _mm512_loadu_ps(w);
+  } else if constexpr (D == DType::kI8) {
     const __m128i bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w));
     return _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(bytes));
   } else {
@@ -171,15 +176,20 @@ void TiledRange(const LinearParams& p, int o_begin, int o_end, const float* xt, 
   thread_local std::vector<float> tile;
   const int in = p.in_features;
   const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
-  tile.resize(static_cast<size_t>(tile_rows) * in);
+  if constexpr (D != DType::kF32) tile.resize(static_cast<size_t>(tile_rows) * in);
   for (int o = o_begin; o < o_end; o += tile_rows) {
     const int rows = std::min(tile_rows, o_end - o);
-    WidenRows<D>(p, o, rows, tile.data());
+    const float* widened = tile.data();
+    if constexpr (D == DType::kF32) {  // already floats: the tile is the weights themselves
+      widened = static_cast<const float*>(p.weight) + static_cast<int64_t>(o) * in;
+    } else {
+      WidenRows<D>(p, o, rows, tile.data());
+    }
     if (isa == NarrowGemvIsa::kAvx512) {
-      TransposedInputGemmAvx512(xt, rows_padded, p.rows, in, tile.data(), rows, p.y + o, p.y_stride,
+      TransposedInputGemmAvx512(xt, rows_padded, p.rows, in, widened, rows, p.y + o, p.y_stride,
                                 p.accumulate);
     } else {
-      TransposedInputGemmAvx2(xt, rows_padded, p.rows, in, tile.data(), rows, p.y + o, p.y_stride,
+      TransposedInputGemmAvx2(xt, rows_padded, p.rows, in, widened, rows, p.y + o, p.y_stride,
                               p.accumulate);
     }
   }
@@ -254,8 +264,8 @@ void NarrowWeightLinear(const LinearParams& p, NarrowGemvIsa isa) {
       return Run<DType::kBF16>(p, isa);
     case DType::kI8:
       return Run<DType::kI8>(p, isa);
-    case DType::kF32:
-      return;  // not a narrow dtype: linear.cc's OpenBLAS path
+    case DType::kF32:  // only within FusedMaxRows(isa) (linear.cc): the fused GEMV
+      return Run<DType::kF32>(p, isa);
   }
 }
 

@@ -123,10 +123,11 @@ TEST_P(LinearTest, MatchesReferenceOverShapes) {
   const BackendCase c = GetParam();
   SLOTSERVE_SKIP_IF_UNAVAILABLE(c.backend);
   uint32_t seed = 1;
-  // 1-4 rows take the cpu backend's sgemv path, 5 and up its sgemm path; with narrow weights
-  // 1-16 rows its fused path (blocks of 8, then one of 4, then the 1-3 left, each over 1, 2 or
-  // 4 weight rows side by side and the weight rows left over), 17 and up its widened tiles.
-  for (int rows : {1, 2, 3, 4, 5, 7, 8, 11, 13, 15, 16, 17, 64}) {
+  // On the cpu backend 1-16 rows (24 on AVX-512) take the fused GEMV (blocks of 8, then one of
+  // 4, then the 1-3 left, each over 1, 2 or 4 weight rows side by side and the weight rows left
+  // over), more rows its transposed-input tiles; F32 weights past 128 rows take OpenBLAS's sgemm
+  // (linear.cc), 128 and 129 on either side of the bound.
+  for (int rows : {1, 2, 3, 4, 5, 7, 8, 11, 13, 15, 16, 17, 25, 64, 128, 129}) {
     for (int in_features : {1, 7, 64, 130}) {
       for (int out_features : {1, 5, 33, 96}) {
         for (int flags = 0; flags < 4; ++flags) {

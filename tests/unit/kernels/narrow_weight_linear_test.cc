@@ -1,8 +1,9 @@
-// The cpu backend's narrow-weight linear (kernels/cpu/narrow_weight_linear.h) on each of its
-// instruction sets, AVX2 and AVX-512, whichever CPU runs the test: linear_test.cc reaches only
-// the one the CPU's best. Against a double-precision sum over the stored (widened) weights,
-// over batches that take every block shape of the fused GEMV (8, 4, 1-3 rows; 1, 2 or 4 weight
-// rows side by side and the ones left over) and the widened tiles beyond it.
+// The cpu backend's narrow-weight linear (kernels/cpu/narrow_weight_linear.h), for F16, BF16,
+// I8 and the F32 weights that linear.cc sends to its fused GEMV, on each of its instruction sets,
+// AVX2 and AVX-512, whichever CPU runs the test: linear_test.cc reaches only the one the CPU's
+// best. Against a double-precision sum over the stored (widened) weights, over batches that take
+// every block shape of the fused GEMV (8, 4, 1-3 rows; 1, 2 or 4 weight rows side by side and the
+// ones left over) and the widened tiles beyond it.
 #include "kernels/cpu/narrow_weight_linear.h"
 
 #include <algorithm>
@@ -26,16 +27,21 @@ struct StoredWeights {
   std::vector<uint16_t> half;
   std::vector<int8_t> int8;
   std::vector<float> scales;
-  std::vector<float> widened;
+  std::vector<float> widened;  // for F32 also the stored weights
+  DType dtype = DType::kF16;
   const void* data() const {
+    if (dtype == DType::kF32) return widened.data();
     return int8.empty() ? static_cast<const void*>(half.data()) : int8.data();
   }
 };
 
 StoredWeights Store(const std::vector<float>& values, int out, int in, DType dtype) {
   StoredWeights w;
+  w.dtype = dtype;
   w.widened.resize(values.size());
-  if (dtype == DType::kI8) {
+  if (dtype == DType::kF32) {
+    w.widened = values;
+  } else if (dtype == DType::kI8) {
     w.int8.resize(values.size());
     w.scales.resize(out);
     for (int o = 0; o < out; ++o) {
@@ -184,14 +190,17 @@ TEST_P(NarrowWeightLinearTest, ARowInABatchGivesTheBitsOfTheRowAlone) {
 std::string CaseName(const ::testing::TestParamInfo<std::tuple<NarrowGemvIsa, DType>>& info) {
   const char* isa = std::get<0>(info.param) == NarrowGemvIsa::kAvx2 ? "avx2" : "avx512";
   const DType dtype = std::get<1>(info.param);
-  const char* name = dtype == DType::kF16 ? "f16" : dtype == DType::kBF16 ? "bf16" : "i8";
+  const char* name = dtype == DType::kF16    ? "f16"
+                     : dtype == DType::kBF16 ? "bf16"
+                     : dtype == DType::kI8   ? "i8"
+                                             : "f32";
   return std::string(isa) + "_" + name;
 }
 
 INSTANTIATE_TEST_SUITE_P(
     IsasAndDtypes, NarrowWeightLinearTest,
     ::testing::Combine(::testing::Values(NarrowGemvIsa::kAvx2, NarrowGemvIsa::kAvx512),
-                       ::testing::Values(DType::kF16, DType::kBF16, DType::kI8)),
+                       ::testing::Values(DType::kF16, DType::kBF16, DType::kI8, DType::kF32)),
     CaseName);
 
 }  // namespace
