@@ -76,7 +76,15 @@ else
 fi
 
 mkdir -p "$results"
-rm -f "$results"/*.csv "$results"/*.png
+# Only this run's own tables and plots: bench/results also keeps the CSVs of other sittings
+# (thread scaling, int8 routing, llama.cpp, GPU runs), which a run must not delete.
+for name in anchors models memory decode_engine decode_grpc serving_grpc decode_torch \
+  decode_scheduler context_engine prefill_engine; do
+  rm -f "$results/$name.csv"
+done
+for name in decode_throughput context_latency memory_per_request prefill_ttft serving_ttft; do
+  rm -f "$results/$name.png"
+done
 loads=$results/loads.csv
 echo "suite,load1_before,load1_after,seconds" >"$loads"
 run_suite() {  # run_suite NAME COMMAND...: runs it, recording the load average around it
