@@ -2,7 +2,9 @@
 // (int8 with one F32 scale per output row). The weights are widened to F32 in registers as they
 // are read, so a decode step streams half (16-bit) or a quarter (int8) of the bytes of an F32
 // model; products and sums stay F32, and an int8 row's scale multiplies its finished dot
-// product (sum_i q_i x_i) * s, so the weights are never rounded again.
+// product (sum_i q_i x_i) * s, so the weights are never rounded again. F32 weights take the
+// same kernels (linear.cc sends them up to 128 rows): the fused GEMV's reuse of each weight row
+// across input rows, and tiles read in place, beat OpenBLAS's per-row sgemv and packing sgemm.
 //
 //   - Up to kFusedRows rows (decode batches; kFusedRowsAvx512 on AVX-512): a fused dequantising
 //     GEMV. Each weight row is loaded and widened once per block of up to eight input rows
