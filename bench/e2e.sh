@@ -9,6 +9,7 @@
 #   e2e.sh BUILD_DIR MODELS_DIR RESULTS_DIR THREADS QUICK(0|1)
 set -euo pipefail
 build=$1 models=$2 results=$3 threads=$4 quick=$5
+root=$(cd "$(dirname "$0")/.." && pwd)
 server_bin=$build/server/slotserve-server
 loadgen=$build/bench/slotserve-bench-loadgen
 [ -x "$loadgen" ] || { echo "e2e.sh: no load generator at $loadgen" >&2; exit 1; }
@@ -70,4 +71,9 @@ for kind in "${kinds[@]}"; do
       --out_csv="$results/serving_grpc.csv"
   done
   stop_server
+done
+# The logs are committed with the run's tables: name paths inside the repository relative to it,
+# not by this checkout's absolute path.
+for log in "$log_dir"/*.log; do
+  sed -i "s|$root/||g" "$log"
 done

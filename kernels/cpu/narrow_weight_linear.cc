@@ -19,7 +19,8 @@ namespace slotserve::kernels::cpu {
 namespace {
 
 constexpr int kRowBlock = 8;  // input rows of one FusedBlock at most
-// Tile of widened weight rows for the sgemm path: about 256 KiB of F32 (an L2's worth).
+// Tile of widened weight rows for the transposed-input GEMM: about 256 KiB of F32 (an L2's
+// worth).
 constexpr int64_t kTileFloats = 64 * 1024;
 
 // The stored element of each dtype (F32 rides along: its "widening" is a plain load).
@@ -167,24 +168,33 @@ void WidenRows(const LinearParams& p, int o, int rows, float* out) {
   }
 }
 
-// Output features [o_begin, o_end), tile by tile, in this thread's own tile buffer; each tile
-// is multiplied by `xt` (the inputs transposed) through transposed_input_gemm.h on the ISA's
-// registers.
+// Weight rows [o, o + rows) as floats: F32 rows where they are, the others widened into
+// `tile` (WidenRows).
+template <DType D>
+const float* FloatRows(const LinearParams& p, int o, int rows, std::vector<float>& tile) {
+  if constexpr (D == DType::kF32) {
+    return static_cast<const float*>(p.weight) + static_cast<int64_t>(o) * p.in_features;
+  } else {
+    // Grown only: a shrink before a short last tile would cost a zero-filling regrowth later.
+    const size_t floats = static_cast<size_t>(rows) * p.in_features;
+    if (tile.size() < floats) tile.resize(floats);
+    WidenRows<D>(p, o, rows, tile.data());
+    return tile.data();
+  }
+}
+
+// Output features [o_begin, o_end), tile by tile (FloatRows, widened in this thread's own tile
+// buffer); each tile is multiplied by `xt` (the inputs transposed) through
+// transposed_input_gemm.h on the ISA's registers.
 template <DType D>
 void TiledRange(const LinearParams& p, int o_begin, int o_end, const float* xt, int64_t rows_padded,
                 NarrowGemvIsa isa) {
   thread_local std::vector<float> tile;
   const int in = p.in_features;
   const int tile_rows = static_cast<int>(std::max<int64_t>(8, kTileFloats / std::max(in, 1)));
-  if constexpr (D != DType::kF32) tile.resize(static_cast<size_t>(tile_rows) * in);
   for (int o = o_begin; o < o_end; o += tile_rows) {
     const int rows = std::min(tile_rows, o_end - o);
-    const float* widened = tile.data();
-    if constexpr (D == DType::kF32) {  // already floats: the tile is the weights themselves
-      widened = static_cast<const float*>(p.weight) + static_cast<int64_t>(o) * in;
-    } else {
-      WidenRows<D>(p, o, rows, tile.data());
-    }
+    const float* widened = FloatRows<D>(p, o, rows, tile);
     if (isa == NarrowGemvIsa::kAvx512) {
       TransposedInputGemmAvx512(xt, rows_padded, p.rows, in, widened, rows, p.y + o, p.y_stride,
                                 p.accumulate);
@@ -264,7 +274,7 @@ void NarrowWeightLinear(const LinearParams& p, NarrowGemvIsa isa) {
       return Run<DType::kBF16>(p, isa);
     case DType::kI8:
       return Run<DType::kI8>(p, isa);
-    case DType::kF32:  // only within FusedMaxRows(isa) (linear.cc): the fused GEMV
+    case DType::kF32:  // linear.cc sends up to kMaxRowsOwnF32Kernels rows here
       return Run<DType::kF32>(p, isa);
   }
 }
