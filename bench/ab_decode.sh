@@ -7,7 +7,8 @@
 #     (default models: models/trained/kjv-softmax-c512 models/trained/kjv-abc-m32)
 #   Environment: ROUNDS (5), THREADS (1), BATCHES (1,8,32,64), CONTEXT (80), REPEATS (20),
 #   WARMUP (untimed repeats per point, 1; builds before e2ca23f need ~30 at 2 threads),
-#   BACKEND (cpu; cuda on a GPU machine), BASE_ENV / NEW_ENV (VAR=value words set for that side
+#   BACKEND (cpu; cuda on a GPU machine), BENCH_ARGS (more flags for both sides, e.g.
+#   --kv_cache_dtype=f16), BASE_ENV / NEW_ENV (VAR=value words set for that side
 #   only: one build against itself with a kernel switched, e.g.
 #     BACKEND=cuda BASE_ENV=SLOTSERVE_CUDA_ABC_STEP=generic bench/ab_decode.sh B B out.csv ...).
 # The sides alternate which goes first in a round (base first in odd rounds), so a machine that
@@ -30,10 +31,11 @@ for round in $(seq "${ROUNDS:-5}"); do
   for build in $order; do
     dir=$base side_env=${BASE_ENV:-}
     [ "$build" = new ] && dir=$new side_env=${NEW_ENV:-}
-    # shellcheck disable=SC2086  # side_env is a list of VAR=value words
+    # shellcheck disable=SC2086  # side_env and BENCH_ARGS are lists of words
     env $side_env "$dir/bench/slotserve-bench" --suite=decode --models="$model_list" \
       --backend="${BACKEND:-cpu}" --batches="${BATCHES:-1,8,32,64}" --context="${CONTEXT:-80}" \
-      --threads="${THREADS:-1}" --repeats="${REPEATS:-20}" --warmup="${WARMUP:-1}" 2>/dev/null |
+      --threads="${THREADS:-1}" --repeats="${REPEATS:-20}" --warmup="${WARMUP:-1}" \
+      ${BENCH_ARGS:-} 2>/dev/null |
       awk -v b="$build" -v r="$round" '$3 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {
         printf "%s,%s,%s,%s,%s\n", r, b, $1, $3, $5 }' >>"$csv"
   done

@@ -8,7 +8,8 @@
 // Results equal Dot / Axpy up to the order of the float additions.
 //
 // The rows are floats, or IEEE halves (uint16_t: the softmax f16 KV cache), widened to fp32 in
-// registers (F16C) as they are read: half the bytes to read, the same fp32 arithmetic.
+// registers (F16C) as they are read: half the bytes to read, the same fp32 arithmetic. Both
+// loops prefetch the rows kPrefetchRowsAhead ahead of the one they read.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,13 @@
 #endif
 
 namespace slotserve::kernels::cpu {
+
+// How many rows ahead both loops ask for their cache lines. A softmax KV cache is read a head
+// at a time: two lines of each 512-byte row, rows of other requests' slots in between, which
+// the hardware prefetchers did not follow; at batch 32 the step's attention spent most of its
+// time waiting on the first load of each row. 32 rows ahead measured ahead of 16
+// (bench/results/attention_prefetch.md).
+inline constexpr int kPrefetchRowsAhead = 32;
 
 #if defined(__AVX2__) && defined(__FMA__)
 // [sum(a0), sum(a1), …, sum(a7)]: the horizontal sums of eight vectors in one vector.
@@ -37,6 +45,13 @@ inline __m256 SumEach(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256 a4, __m
   const __m256 low_halves = _mm256_permute2f128_ps(quads0123, quads4567, 0x20);
   const __m256 high_halves = _mm256_permute2f128_ps(quads0123, quads4567, 0x31);
   return _mm256_add_ps(low_halves, high_halves);
+}
+// Asks for the cache lines of row[0 .. d) ahead of their use (a hint: it never faults).
+template <typename Element>
+inline void PrefetchRow(const Element* row, int d) {
+  const char* bytes = reinterpret_cast<const char*>(row);
+  for (int64_t offset = 0; offset < static_cast<int64_t>(d) * sizeof(Element); offset += 64)
+    _mm_prefetch(bytes + offset, _MM_HINT_T0);
 }
 // Eight consecutive row values as fp32, and one.
 inline __m256 Load8(const float* at) { return _mm256_loadu_ps(at); }
@@ -56,6 +71,8 @@ inline void DotRows(const float* __restrict x, const Element* __restrict rows, i
   const int vector_d = d & ~7;
   for (; j + 8 <= n; j += 8) {
     const Element* r = rows + j * row_stride;
+    for (int k = kPrefetchRowsAhead; k < kPrefetchRowsAhead + 8 && j + k < n; ++k)
+      PrefetchRow(r + k * row_stride, d);
     __m256 acc[8];
     for (int k = 0; k < 8; ++k) acc[k] = _mm256_setzero_ps();
     for (int i = 0; i < vector_d; i += 8) {
@@ -106,6 +123,7 @@ inline void WeightedRowSum(const float* __restrict weights, const Element* __res
     for (int j = 0; j < n; ++j) {
       const __m256 w = _mm256_set1_ps(weights[j]);
       const Element* r = rows + j * row_stride + i;
+      if (j + kPrefetchRowsAhead < n) PrefetchRow(r + kPrefetchRowsAhead * row_stride, 64);
       for (int c = 0; c < 8; ++c) acc[c] = _mm256_fmadd_ps(w, Load8(r + 8 * c), acc[c]);
     }
     for (int c = 0; c < 8; ++c) _mm256_storeu_ps(out + i + 8 * c, acc[c]);

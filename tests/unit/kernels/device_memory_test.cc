@@ -100,6 +100,24 @@ TEST(DeviceMemoryHostTest, HostBuffersAre64ByteAligned) {
   }
 }
 
+// From 2 MiB on, a host buffer starts on a huge-page boundary (so that the kernel can back it
+// with huge pages) and keeps its exact size and contents.
+TEST(DeviceMemoryHostTest, LargeHostBuffersStartOnAHugePage) {
+  constexpr std::size_t kHugePage = std::size_t{2} << 20;
+  for (std::size_t bytes : {kHugePage, kHugePage + 3, 5 * kHugePage / 2}) {
+    auto buffer = DeviceBuffer::Allocate(Backend::kCpu, bytes);
+    ASSERT_TRUE(buffer.ok());
+    EXPECT_EQ(buffer->bytes(), bytes);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buffer->data()) % kHugePage, 0u) << bytes;
+    std::vector<uint8_t> pattern(bytes);
+    for (std::size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<uint8_t>(i * 7 + 1);
+    CopyHostToDevice(Backend::kCpu, buffer->data(), pattern.data(), bytes);
+    std::vector<uint8_t> back(bytes);
+    CopyDeviceToHost(Backend::kCpu, back.data(), buffer->data(), bytes);
+    EXPECT_EQ(back, pattern) << bytes;
+  }
+}
+
 TEST(DeviceMemoryHostTest, CudaAllocationFailsClearlyWithoutCuda) {
   if (CudaCompiledIn()) GTEST_SKIP() << "CUDA is compiled in";
   auto buffer = DeviceBuffer::Allocate(Backend::kCuda, 16);
