@@ -23,6 +23,7 @@ kernels::LinearParams LinearParamsFor(const DeviceMatrix& weight, const float* b
   params.weight_dtype = weight.dtype;
   params.weight_scale = weight.scale.as<float>();
   params.int8_activations = weight.dtype == kernels::DType::kI8 && Int8Activations();
+  if (params.int8_activations) params.int8_packed_weight = weight.int8_packed.data();
   params.out_features = weight.rows;
   params.bias = bias;
   params.y = y;

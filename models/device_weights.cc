@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "base/status_macros.h"
+#include "kernels/int8_packed_weights.h"
+#include "models/int8_activations.h"
 
 namespace slotserve::models {
 
@@ -45,6 +47,15 @@ absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
   }
   SLOTSERVE_ASSIGN_OR_RETURN(matrix.buffer, kernels::DeviceBuffer::Allocate(backend, host.size()));
   kernels::CopyHostToDevice(backend, matrix.buffer.data(), host.data(), host.size());
+  if (matrix.dtype == kernels::DType::kI8 && Int8Activations() &&
+      kernels::Int8PackedGemmAvailable(backend)) {
+    // The packed GEMM runs on the host: the packed copy is written in place.
+    SLOTSERVE_ASSIGN_OR_RETURN(
+        matrix.int8_packed, kernels::DeviceBuffer::Allocate(
+                                backend, kernels::Int8PackedWeightBytes(matrix.rows, matrix.cols)));
+    kernels::PackInt8Weights(reinterpret_cast<const int8_t*>(host.data()), matrix.rows, matrix.cols,
+                             matrix.int8_packed.as<uint8_t>());
+  }
   return matrix;
 }
 

@@ -18,6 +18,9 @@ struct DeviceMatrix {
   kernels::DeviceBuffer buffer;
   kernels::DType dtype = kernels::DType::kF32;
   kernels::DeviceBuffer scale;  // I8: the rows' scales, F32 [rows]; empty otherwise
+  // I8 with int8 activations on at load, where the backend runs the packed GEMM: the weights
+  // packed for it (kernels/int8_packed_weights.h); empty otherwise.
+  kernels::DeviceBuffer int8_packed;
   int rows = 0;
   int cols = 0;
 };

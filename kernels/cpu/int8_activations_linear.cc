@@ -4,6 +4,8 @@
 #include <vector>
 
 #include "kernels/cpu/int8_dot_linear.h"
+#include "kernels/cpu/int8_packed_gemm.h"
+#include "kernels/cpu/int8_quantised_rows.h"
 #include "kernels/cpu/line_aligned_buffer.h"
 #include "kernels/cpu/narrow_weight_linear.h"
 #include "kernels/cpu/parallel_for.h"
@@ -26,7 +28,9 @@ void RoundedRowsLinear(const LinearParams& p) {
 }
 
 void Int8ActivationsLinear(const LinearParams& p) {
-  if (p.rows > FusedMaxRows(BestNarrowGemvIsa())) {
+  if (p.int8_packed_weight != nullptr) {
+    Int8PackedGemm(p);
+  } else if (p.rows > FusedMaxRows(BestNarrowGemvIsa())) {
     RoundedRowsLinear(p);
   } else if (CpuHasAvx512Vnni() && p.rows >= kInt8WideMinRows) {
     Int8DotLinear(p, Int8DotIsa::kAvx512VnniWide);

@@ -26,8 +26,4 @@ Int8DotIsa BestInt8DotIsa();
 // must run on this CPU (kAvx512Vnni* only where CpuHasAvx512Vnni()).
 void Int8DotLinear(const LinearParams& p, Int8DotIsa isa);
 
-// Rows [begin, end) of p.x rounded exactly as Int8DotLinear rounds them, written to `out` (rows
-// of p.in_features floats) as the values q_x * d they stand for.
-void RoundActivationRows(const LinearParams& p, float* out, int begin, int end);
-
 }  // namespace slotserve::kernels::cpu

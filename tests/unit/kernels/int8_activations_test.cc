@@ -11,8 +11,10 @@
 #include "gtest/gtest.h"
 #include "kernels/cpu/int8_activations_linear.h"
 #include "kernels/cpu/int8_dot_linear.h"
+#include "kernels/cpu/int8_packed_gemm.h"
 #include "kernels/cpu/narrow_weight_linear.h"
 #include "kernels/int8_activation_blocks.h"
+#include "kernels/int8_packed_weights.h"
 #include "kernels/linear.h"
 #include "tests/unit/kernels/test_data.h"
 
@@ -50,13 +52,15 @@ struct Shape {
 // The backend under test: the reference, or the cpu kernel with one instruction set, or the
 // cpu's rounded rows through the widening GEMV (int8_activations_linear.h).
 // kCpuBackend: the cpu backend's LaunchLinear with the flag set (it picks the kernel itself).
-// kCpuVnniWide: the 512-bit kernels (int8_dot_wide.inc).
+// kCpuVnniWide: the 512-bit kernels (int8_dot_wide.inc). kCpuPackedGemm: the GEMM over the
+// weights' packed copy (int8_packed_gemm.h), packed here by PackInt8Weights.
 enum class Path {
   kReference,
   kCpuAvx2,
   kCpuVnni,
   kCpuVnniWide,
   kCpuRoundedRows,
+  kCpuPackedGemm,
   kCpuWeightOnly,
   kCpuBackend
 };
@@ -101,6 +105,13 @@ std::vector<float> RunPath(Path path, const Shape& s, const std::vector<float>& 
                               : path == Path::kCpuVnniWide ? cpu::Int8DotIsa::kAvx512VnniWide
                                                            : cpu::Int8DotIsa::kAvx2);
       }
+      break;
+    }
+    case Path::kCpuPackedGemm: {
+      std::vector<uint8_t> packed(Int8PackedWeightBytes(s.out, s.in));
+      PackInt8Weights(w.q.data(), s.out, s.in, packed.data());
+      p.int8_packed_weight = packed.data();
+      cpu::Int8PackedGemm(p);
       break;
     }
     case Path::kCpuWeightOnly:
@@ -164,7 +175,8 @@ TEST(Int8ActivationsQuantiserTest, BlockBytesAndScale) {
 class Int8DotCpuTest : public ::testing::TestWithParam<Path> {
  protected:
   void SetUp() override {
-    if ((GetParam() == Path::kCpuVnni || GetParam() == Path::kCpuVnniWide) &&
+    if ((GetParam() == Path::kCpuVnni || GetParam() == Path::kCpuVnniWide ||
+         GetParam() == Path::kCpuPackedGemm) &&
         !cpu::CpuHasAvx512Vnni())
       GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
   }
@@ -267,12 +279,14 @@ TEST_P(Int8DotCpuTest, RoundingStaysWithinHalfAStepPerBlock) {
 
 INSTANTIATE_TEST_SUITE_P(Isas, Int8DotCpuTest,
                          ::testing::Values(Path::kCpuAvx2, Path::kCpuVnni, Path::kCpuVnniWide,
-                                           Path::kCpuRoundedRows),
+                                           Path::kCpuRoundedRows, Path::kCpuPackedGemm),
                          [](const auto& info) {
                            return std::string(info.param == Path::kCpuVnni       ? "avx512_vnni"
                                               : info.param == Path::kCpuVnniWide ? "avx512_wide"
                                               : info.param == Path::kCpuAvx2     ? "avx2"
-                                                                                 : "rounded_rows");
+                                              : info.param == Path::kCpuPackedGemm
+                                                  ? "packed_gemm"
+                                                  : "rounded_rows");
                          });
 
 // Through the backend entry point: the cpu linear op picks the int8 kernel when asked, and
@@ -316,6 +330,31 @@ TEST(Int8ActivationsLinearTest, EveryRoutingOfTheCpuOpMatchesReference) {
     const auto want = RunPath(Path::kReference, s, x, s.in, w, bias, y_init, s.out);
     const auto got = RunPath(Path::kCpuBackend, s, x, s.in, w, bias, y_init, s.out);
     ExpectAllClose(got, want, kTolerance * 9, "rows=" + std::to_string(rows));
+  }
+}
+
+// Given a packed copy, the cpu op reads it and not the row-major weights: here the copy is
+// of other weights (the row-major ones negated), and the result is theirs, at one row and at
+// a batch.
+TEST(Int8ActivationsLinearTest, CpuBackendReadsThePackedCopyWhenGiven) {
+  if (!Int8PackedGemmAvailable(Backend::kCpu)) GTEST_SKIP() << "this CPU has no AVX-512 VNNI";
+  for (int rows : {1, 40}) {
+    const Shape s{rows, 100, 50, true, false};
+    const auto x = RandomFloats(s.rows * s.in, 71 + rows);
+    const Int8Matrix w =
+        QuantiseWeightRows(RandomFloats(static_cast<std::size_t>(s.out) * s.in, 72), s.in);
+    Int8Matrix negated = w;
+    for (int8_t& q : negated.q) q = static_cast<int8_t>(-q);
+    std::vector<uint8_t> packed(Int8PackedWeightBytes(s.out, s.in));
+    PackInt8Weights(negated.q.data(), s.out, s.in, packed.data());
+    const auto bias = RandomFloats(s.out, 73);
+    const std::vector<float> y_init(s.rows * s.out, std::nanf(""));
+    const auto want = RunPath(Path::kReference, s, x, s.in, negated, bias, y_init, s.out);
+    std::vector<float> got = y_init;
+    LinearParams p = Int8Params(s, x, s.in, w, bias, got, s.out);
+    p.int8_packed_weight = packed.data();
+    LaunchLinear(Backend::kCpu, p);
+    ExpectAllClose(got, want, kTolerance * 5, "rows=" + std::to_string(rows));
   }
 }
 
