@@ -23,6 +23,7 @@
 #include "base/status_macros.h"
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
+#include "kernels/int8_packed_weights.h"
 #include "models/attention_kind.h"
 #include "models/int8_activations.h"
 #include "models/language_model.h"
@@ -274,7 +275,11 @@ absl::Status RunServer(const ServerConfig& config) {
   if (config.int8_activations) {
     std::fprintf(stderr,
                  "slotserve-server: --int8-activations: linear layers with int8 weights quantise "
-                 "their inputs to int8 (blocks of 32) and multiply int8 by int8\n");
+                 "their inputs to int8 (blocks of 32) and multiply int8 by int8%s\n",
+                 kernels::Int8PackedGemmAvailable(config.backend)
+                     ? ", over a packed copy of each int8 matrix (AVX-512 VNNI; about the int8 "
+                       "weights' size again in memory)"
+                     : "");
   }
   const int64_t state_bytes = model->state_bytes_per_request();
   const std::string seq2seq_note = DescribeSeq2seqState(model->seq2seq());
