@@ -50,8 +50,8 @@ inline __m256 SumEach(__m256 a0, __m256 a1, __m256 a2, __m256 a3, __m256 a4, __m
 template <typename Element>
 inline void PrefetchRow(const Element* row, int d) {
   const char* bytes = reinterpret_cast<const char*>(row);
-  for (int64_t offset = 0; offset < static_cast<int64_t>(d) * sizeof(Element); offset += 64)
-    _mm_prefetch(bytes + offset, _MM_HINT_T0);
+  const int64_t size = int64_t{d} * static_cast<int64_t>(sizeof(Element));
+  for (int64_t offset = 0; offset < size; offset += 64) _mm_prefetch(bytes + offset, _MM_HINT_T0);
 }
 // Eight consecutive row values as fp32, and one.
 inline __m256 Load8(const float* at) { return _mm256_loadu_ps(at); }
