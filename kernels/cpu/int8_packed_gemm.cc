@@ -20,10 +20,12 @@ namespace {
 constexpr int kQuadsPerBlock = kInt8ActivationBlock / 4;
 // One block of 32 inputs for one group of 16 outputs.
 constexpr int kPackedBlockBytes = kInt8ActivationBlock * kInt8PackedGroup;
-// Input rows per tile: 2 x kTileRows int32 sums, as many float sums, two weight vectors and the
-// broadcast row quad fit the 32 vector registers.
-constexpr int kTileRows = 6;
-constexpr int kTileGroups = 2;
+// A tile is kTileRows input rows by kTileGroups groups of 16 outputs: 12 int32 block sums, 12
+// float sums, 3 weight vectors and the broadcast row quad, 28 of the 32 vector registers. 4 x 3
+// decoded ×1.02-1.28 faster than 6 x 2 at batch 1-64 and 3 x 4 ×0.93-1.03 slower than 4 x 3
+// (bench/results/int8_packed_gemm.md).
+constexpr int kTileRows = 4;
+constexpr int kTileGroups = 3;
 
 // The four bytes of a row's quad as one int32, to broadcast.
 inline int32_t QuadAt(const int8_t* at) {
@@ -118,7 +120,7 @@ void RowTiles(const LinearParams& p, const QuantisedRows& x, int group) {
 void GroupRange(const LinearParams& p, const QuantisedRows& x, int begin, int end) {
   int group = begin;
   for (; group + kTileGroups <= end; group += kTileGroups) RowTiles<kTileGroups>(p, x, group);
-  if (group < end) RowTiles<1>(p, x, group);
+  for (; group < end; ++group) RowTiles<1>(p, x, group);
 }
 
 }  // namespace

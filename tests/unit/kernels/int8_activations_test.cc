@@ -189,11 +189,13 @@ constexpr float kTolerance = 2e-5f;
 TEST_P(Int8DotCpuTest, MatchesReferenceOverShapes) {
   uint32_t seed = 7;
   // 1-3 rows: the kernels' short blocks; 4, 5, 7, 16, 17, 64: blocks of four and the rest.
+  // out_features 20, 33 and 96 are two, three and six groups of 16 for the packed GEMM (its
+  // tiles take three groups at a time), 1 and 5 part of one.
   // in_features 1, 7, 100 and 130 leave a short last block; 32 and 256 are whole blocks; 32
   // and 100 have an odd number of whole blocks (the wide kernels' 256-bit last block).
   for (int rows : {1, 2, 3, 4, 5, 7, 16, 17, 64}) {
     for (int in : {1, 7, 32, 100, 130, 256}) {
-      for (int out : {1, 5, 33, 96}) {
+      for (int out : {1, 5, 20, 33, 96}) {
         for (int flags = 0; flags < 4; ++flags) {
           const Shape s{rows, in, out, (flags & 1) != 0, (flags & 2) != 0};
           const int64_t x_stride = in + 3;
