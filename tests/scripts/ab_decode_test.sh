@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/ab_decode.sh's bookkeeping, with stand-in benchmark binaries that print the decode
 # suite's table (step ms from the environment) and log each call: BASE_ENV / NEW_ENV reach only
-# their side, BACKEND and the other settings reach the binary, the sides alternate which runs
+# their side, BACKEND, BENCH_ARGS and the other settings reach the binary, the sides alternate which runs
 # first, and the summary's medians and ratio come from the rows.
 set -euo pipefail
 root=$1
@@ -23,6 +23,7 @@ STANDIN
 done
 
 summary=$(ROUNDS=3 BATCHES=1,8 BACKEND=cuda BASE_ENV="FAKE_STEP_MS=2.0" NEW_ENV="FAKE_STEP_MS=0.5" \
+  BENCH_ARGS="--kv_cache_dtype=f16 --int8_activations=true" \
   "$root/bench/ab_decode.sh" "$work/base" "$work/new" "$work/ab.csv" some/model)
 
 calls=$(cut -d' ' -f1,2 "$work/calls.log" | tr '\n' ',')
@@ -31,6 +32,8 @@ calls=$(cut -d' ' -f1,2 "$work/calls.log" | tr '\n' ',')
 grep -q -- "--backend=cuda" "$work/calls.log" || fail "BACKEND did not reach the binary"
 grep -q -- "--models=some/model" "$work/calls.log" || fail "the model did not reach the binary"
 grep -q -- "--batches=1,8" "$work/calls.log" || fail "BATCHES did not reach the binary"
+[ "$(grep -c -- "--kv_cache_dtype=f16 --int8_activations=true" "$work/calls.log")" = 6 ] ||
+  fail "BENCH_ARGS did not reach every call as two flags: $(cat "$work/calls.log")"
 [ "$(wc -l <"$work/ab.csv")" = 13 ] || fail "CSV rows: $(cat "$work/ab.csv")"
 grep -q "^2,new,tiny,8,0.5$" "$work/ab.csv" || fail "CSV lacks round 2's new row: $(cat "$work/ab.csv")"
 grep -qF "| tiny | 1 | 2.000 | 0.500 | ×4.00 |" <<<"$summary" || fail "summary: $summary"
