@@ -39,15 +39,13 @@ absl::StatusOr<DeviceBuffer> DeviceBuffer::Allocate(Backend backend, std::size_t
     const std::size_t alignment = bytes >= kHugePage ? kHugePage : kHostAlignment;
     const std::size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     buffer.data_ = std::aligned_alloc(alignment, rounded);
-    if (buffer.data_ != nullptr && alignment == kHugePage) {
-      madvise(buffer.data_, rounded, MADV_HUGEPAGE);
-    }
     if (buffer.data_ == nullptr) {
       buffer.bytes_ = 0;
       return absl::ResourceExhaustedError(absl::StrCat("cannot allocate ", bytes,
                                                        " bytes of host memory for the ",
                                                        BackendName(backend), " backend"));
     }
+    if (alignment == kHugePage) madvise(buffer.data_, rounded, MADV_HUGEPAGE);
     return buffer;
   }
 #ifdef SLOTSERVE_WITH_CUDA

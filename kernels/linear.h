@@ -23,7 +23,7 @@ struct LinearParams {
   // (--int8-activations), not the default. The cuda backend refuses it.
   bool int8_activations = false;
   // I8 with int8_activations, cpu: the weights' packed copy (int8_packed_weights.h), which the
-  // cpu op reads instead of `weight` at the batch sizes where its packed GEMM pays; or null.
+  // cpu op then reads instead of `weight` at every batch size; or null.
   const void* int8_packed_weight = nullptr;
   int out_features = 0;
   const float* bias = nullptr;  // [out_features] or null

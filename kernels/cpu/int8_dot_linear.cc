@@ -9,16 +9,11 @@
 #include "kernels/cpu/int8_quantised_rows.h"
 #include "kernels/cpu/linear_bias.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/vector_ops.h"  // HorizontalSum
 #include "kernels/int8_activation_blocks.h"
 
 namespace slotserve::kernels::cpu {
 namespace {
-
-inline float HorizontalSum(__m256 v) {
-  const __m128 sum4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 sum2 = _mm_add_ps(sum4, _mm_movehl_ps(sum4, sum4));
-  return _mm_cvtss_f32(_mm_add_ss(sum2, _mm_shuffle_ps(sum2, sum2, 0x55)));
-}
 
 namespace avx2 {
 // vpmaddubsw sums adjacent u8 x s8 pairs into int16 (at most 2 * 127 * 127 = 32,258: no

@@ -90,31 +90,22 @@ void Tile(const LinearParams& p, const QuantisedRows& x, int first, int group) {
   }
 }
 
+// The last `rows` input rows from `first` (fewer than kTileRows) as one tile of that height.
+template <int kGroups, int kRows = kTileRows - 1>
+void LastRows(const LinearParams& p, const QuantisedRows& x, int first, int rows, int group) {
+  if constexpr (kRows > 0) {
+    if (rows == kRows) return Tile<kRows, kGroups>(p, x, first, group);
+    LastRows<kGroups, kRows - 1>(p, x, first, rows, group);
+  }
+}
+
 // Every input row against output groups [group, group + kGroups), kTileRows rows at a time.
 template <int kGroups>
 void RowTiles(const LinearParams& p, const QuantisedRows& x, int group) {
   int first = 0;
   for (; first + kTileRows <= p.rows; first += kTileRows)
     Tile<kTileRows, kGroups>(p, x, first, group);
-  switch (p.rows - first) {
-    case 1:
-      Tile<1, kGroups>(p, x, first, group);
-      break;
-    case 2:
-      Tile<2, kGroups>(p, x, first, group);
-      break;
-    case 3:
-      Tile<3, kGroups>(p, x, first, group);
-      break;
-    case 4:
-      Tile<4, kGroups>(p, x, first, group);
-      break;
-    case 5:
-      Tile<5, kGroups>(p, x, first, group);
-      break;
-    default:
-      break;
-  }
+  LastRows<kGroups>(p, x, first, p.rows - first, group);
 }
 
 void GroupRange(const LinearParams& p, const QuantisedRows& x, int begin, int end) {

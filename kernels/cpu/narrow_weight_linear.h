@@ -47,8 +47,8 @@ constexpr int FusedMaxRows(NarrowGemvIsa isa) {
 
 // y = x W^T (+ y when accumulating) + bias (when p.bias is set). p.weight_dtype is F16, BF16 or
 // I8 (then p.weight_scale holds the rows' scales), or F32: linear.cc sends F32 weights here up
-// to FusedMaxRows rows (its "widening" is a plain load; past the bound it works, copying tiles,
-// but OpenBLAS's sgemm takes those rows).
+// to 128 rows (its kMaxRowsOwnF32Kernels; the "widening" is a plain load and the tiles are read
+// in place), and OpenBLAS's sgemm takes more.
 void NarrowWeightLinear(const LinearParams& p);
 // The same with the fused GEMV's instruction set chosen (kAvx512 only where CpuHasAvx512(),
 // cpu_features.h).
