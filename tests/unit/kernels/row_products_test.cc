@@ -67,6 +67,33 @@ TEST(RowProductsTest, WeightedRowSumMatchesDoubleSumsAndOverwritesOut) {
   }
 }
 
+// Prefetching is a hint: with companion rows (fewer, as many, or more than the loop's own, in
+// another buffer), and with or without the look-ahead over its own rows, both loops give
+// exactly the results they give without any.
+TEST(RowProductsTest, PrefetchingChangesNoResult) {
+  for (int n : kRowCounts) {
+    for (int d : kWidths) {
+      const int64_t stride = d + 3;
+      const std::vector<float> rows = RandomFloats(n * stride, 5 + n * 17 + d);
+      const std::vector<float> x = RandomFloats(std::max(n, d), 9 + d, 0.0f, 1.0f);
+      std::vector<float> plain_dots(n), plain_sum(d);
+      cpu::DotRows(x.data(), rows.data(), stride, n, d, plain_dots.data());
+      cpu::WeightedRowSum(x.data(), rows.data(), stride, n, d, plain_sum.data());
+      for (int companion_rows : {0, 1, n, n + 9}) {
+        const std::vector<float> companion = RandomFloats(companion_rows * stride + 1, 23 + n);
+        for (bool own_rows_ahead : {false, true}) {
+          const cpu::RowPrefetch<float> prefetch{companion.data(), companion_rows, own_rows_ahead};
+          std::vector<float> dots(n, std::nanf("")), sum(d, std::nanf(""));
+          cpu::DotRows(x.data(), rows.data(), stride, n, d, dots.data(), prefetch);
+          cpu::WeightedRowSum(x.data(), rows.data(), stride, n, d, sum.data(), prefetch);
+          ASSERT_EQ(dots, plain_dots) << "n=" << n << " d=" << d << " companion " << companion_rows;
+          ASSERT_EQ(sum, plain_sum) << "n=" << n << " d=" << d << " companion " << companion_rows;
+        }
+      }
+    }
+  }
+}
+
 std::vector<double> SoftmaxInDouble(const std::vector<float>& scores) {
   double largest = -std::numeric_limits<double>::infinity();
   for (float s : scores) largest = std::max(largest, double{s});
