@@ -1,8 +1,8 @@
 // cpu causal softmax attention over the KV cache. Prefill writes the chunk's keys and values
 // into the cache, then per head does scores = Q K^T (one sgemm over every cached row), the
 // causal mask and softmax row by row, and out = P V (a second sgemm). Step handles each of
-// the B requests head by head with row_products.h over its cached rows, each (request, head)
-// pair prefetching the next one's rows as it reads its own. An f16 cache
+// the B requests head by head over its cached rows (cpu/head_reads.h: row_products.h's loops,
+// each (request, head) pair prefetching the next one's rows as it reads its own). An f16 cache
 // (SoftmaxAttentionParams::f16_cache) is written rounded (half_conversions.h); the step reads
 // its halves widening them in registers (row_products.h over uint16_t rows), and prefill widens the
 // request's cached rows into fp32 once for its two sgemms.
@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/half_conversions.h"
+#include "kernels/cpu/head_reads.h"
 #include "kernels/cpu/parallel_for.h"
 #include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
@@ -51,79 +52,22 @@ void StoreKeyValue(const SoftmaxAttentionParams& p, int row, int32_t position, f
   }
 }
 
-// One (request, head) pair of the step: its query, output, and its cached rows 0..position.
-template <typename Element>
-struct HeadRead {
-  const float* q;
-  float* out;
-  const Element* keys;    // row 0 of this head's keys (stride: the cache width)
-  const Element* values;  // row 0 of this head's values
-  int rows;               // position + 1
-};
-
-// A pair's keys and values take at most this many bytes for the pair before it to prefetch them
-// (row_products.h's companion rows, into L2). Beyond it, the pair is read with each loop
-// prefetching its own rows ahead: L2 (1 MiB on Zen 4, 256 KiB on older cores) could not hold
-// the next pair's rows next to the current one's.
-constexpr int64_t kCompanionPrefetchBytes = 128 * 1024;
-
-template <typename Element>
-bool CompanionPrefetchFits(const HeadRead<Element>& pair, int d) {
-  return int64_t{2} * pair.rows * d * static_cast<int64_t>(sizeof(Element)) <=
-         kCompanionPrefetchBytes;
-}
-
-// scores = q . keys of rows 0..position, then out = softmax(scores * scale) V. next, when
-// given, is the pair this thread reads after this one: its rows are prefetched alongside.
-// prefetched_by_previous: the pair before this one prefetched its rows; otherwise (the first
-// pair of a thread's range, or after a pair too long to prefetch) its loops prefetch ahead of
-// themselves too.
-template <typename Element>
-void AttendOneHead(const HeadRead<Element>& pair, bool prefetched_by_previous,
-                   const HeadRead<Element>* next, int64_t width, int d, float scale,
-                   std::vector<float>& scores) {
-  cpu::RowPrefetch<Element> keys_prefetch, values_prefetch;
-  if (next != nullptr && CompanionPrefetchFits(*next, d)) {
-    keys_prefetch.companion = next->keys;
-    values_prefetch.companion = next->values;
-    keys_prefetch.companion_rows = values_prefetch.companion_rows = next->rows;
-  }
-  keys_prefetch.own_rows_ahead = values_prefetch.own_rows_ahead = !prefetched_by_previous;
-  scores.resize(pair.rows);
-  cpu::DotRows(pair.q, pair.keys, width, pair.rows, d, scores.data(), keys_prefetch);
-  for (int s = 0; s < pair.rows; ++s) scores[s] *= scale;
-  cpu::SoftmaxInPlace(scores.data(), pair.rows);
-  cpu::WeightedRowSum(scores.data(), pair.values, width, pair.rows, d, pair.out, values_prefetch);
-}
-
-// The step's pairs [begin, end) in order (pair = row * heads + head), each prefetching the next.
+// The step's pairs [begin, end) (pair = row * heads + head): each reads its cached rows
+// 0..position (cpu/head_reads.h).
 template <typename Element>
 void AttendPairs(const SoftmaxAttentionParams& p, const StepTarget& target, int begin, int end,
                  float scale) {
-  if (begin >= end) return;
   const int d = p.head_dim;
   auto pair_read = [&](int pair) {
     const int r = pair / p.heads;
     const int h = pair % p.heads;
     const KvCache<Element> cache =
         CacheOf<Element>(p, host::LayerState(target.state, target.slots[r]));
-    return HeadRead<Element>{p.q + r * p.in_stride + h * d, p.out + r * p.out_stride + h * d,
-                             cache.keys + h * d, cache.values + h * d, target.positions[r] + 1};
+    return cpu::HeadRead<Element>{p.q + r * p.in_stride + h * d, p.out + r * p.out_stride + h * d,
+                                  cache.keys + h * d, cache.values + h * d,
+                                  target.positions[r] + 1};
   };
-  const int64_t width = static_cast<int64_t>(p.heads) * d;
-  std::vector<float> scores;
-  HeadRead<Element> current = pair_read(begin);
-  bool prefetched = false;  // the range's first pair starts cold
-  for (int pair = begin; pair < end; ++pair) {
-    if (pair + 1 < end) {
-      const HeadRead<Element> next = pair_read(pair + 1);
-      AttendOneHead(current, prefetched, &next, width, d, scale, scores);
-      prefetched = CompanionPrefetchFits(next, d);
-      current = next;
-    } else {
-      AttendOneHead<Element>(current, prefetched, nullptr, width, d, scale, scores);
-    }
-  }
+  cpu::AttendPairs<Element>(begin, end, pair_read, static_cast<int64_t>(p.heads) * d, d, scale);
 }
 
 }  // namespace
