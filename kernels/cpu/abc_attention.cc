@@ -31,18 +31,12 @@ AbcHeadState HeadState(const AbcParams& p, float* layer_state, int h) {
   return {base, base + key_block, z, z + p.memory_rows};
 }
 
-// A head's whole state, [K~ | V~ | z | running max], contiguous.
-struct StateSpan {
-  const float* begin = nullptr;
-  int64_t floats = 0;
-};
-
 // Absorbs one token of head h into `state` and writes the head's output; `scores` holds M floats.
 // `next` is the state the caller absorbs into after this one (the step's next (request, head)
 // pair), if any: it is prefetched into L2 over the M memory rows of this one, so that a step
 // over many requests keeps reading from memory without stopping at each new slot.
 void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state, float* scores,
-                  StateSpan next = {}) {
+                  const cpu::PrefetchSpan& next = {}) {
   const int dk = p.head_dim;
   const int dv = AbcValueDim(p);
   const int memory_rows = p.memory_rows;
@@ -52,9 +46,7 @@ void AbcHeadToken(const AbcParams& p, int row, int h, const AbcHeadState& state,
   const float* logits = p.memory_logits + row * p.in_stride + h * memory_rows;
   const float scale = 1.0f / std::sqrt(static_cast<float>(dk));
   for (int j = 0; j < memory_rows; ++j) {
-    if (next.begin != nullptr) {
-      cpu::PrefetchPart(next.begin, next.floats * int64_t{sizeof(float)}, j, memory_rows);
-    }
+    next.Part(j, memory_rows);
     const float s = AbcClampLogit(logits[j], p.logit_min, p.logit_max);
     float decay = 0.0f, weight = 1.0f;  // an empty memory row (z == 0) takes the token
     float new_max = s;
@@ -108,7 +100,8 @@ void LaunchAbcPrefill<Backend::kCpu>(const AbcParams& p, const PrefillTarget& ta
 template <>
 void LaunchAbcStep<Backend::kCpu>(const AbcParams& p, const StepTarget& target, Stream /*stream*/) {
   const int pairs = p.rows * p.heads;
-  const int64_t head_floats = AbcStateFloatsPerHead(p.head_dim, AbcValueDim(p), p.memory_rows);
+  const int64_t head_bytes =
+      AbcStateFloatsPerHead(p.head_dim, AbcValueDim(p), p.memory_rows) * int64_t{sizeof(float)};
   auto head_state = [&](int pair) {
     return HeadState(p, host::LayerState(target.state, target.slots[pair / p.heads]),
                      pair % p.heads);
@@ -116,8 +109,9 @@ void LaunchAbcStep<Backend::kCpu>(const AbcParams& p, const StepTarget& target, 
   cpu::ParallelFor(pairs, TokenWork(p) * pairs, [&](int begin, int end) {
     std::vector<float> scores(p.memory_rows);
     for (int pair = begin; pair < end; ++pair) {
-      StateSpan next;
-      if (pair + 1 < end) next = {head_state(pair + 1).key_sum, head_floats};
+      // A head's whole state, [K~ | V~ | z | running max], is contiguous.
+      cpu::PrefetchSpan next;
+      if (pair + 1 < end) next = {head_state(pair + 1).key_sum, head_bytes};
       AbcHeadToken(p, pair / p.heads, pair % p.heads, head_state(pair), scores.data(), next);
     }
   });

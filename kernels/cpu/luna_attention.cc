@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/prefetch.h"
 #include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/luna_attention.h"
@@ -30,9 +31,10 @@ void Activate(LunaActivation activation, float* values, int n) {
 }
 
 // Absorbs one token (packing weights `weights`, L floats) into head h's state and writes its
-// output; `scores` holds L floats.
+// output; `scores` holds L floats. `next`: the state the step absorbs into after this one,
+// prefetched over this one's rows of A.
 void LunaHeadToken(const LunaParams& p, int row, int h, int32_t position, float* head_state,
-                   const float* weights, float* scores) {
+                   const float* weights, float* scores, const cpu::PrefetchSpan& next = {}) {
   const int d = p.head_dim;
   const int length = p.length;
   float* a_state = head_state;               // A [d x L]
@@ -44,6 +46,7 @@ void LunaHeadToken(const LunaParams& p, int row, int h, int32_t position, float*
   const float q_scale = inv_t / std::sqrt(static_cast<float>(d));
   std::fill(scores, scores + length, 0.0f);
   for (int i = 0; i < d; ++i) {
+    next.Part(i, d);
     float* a_row = a_state + i * length;
     cpu::Axpy(k[i], weights, a_row, length);
     cpu::Axpy(q[i] * q_scale, a_row, scores, length);  // scores = (q/sqrt(d)) . A / t
@@ -92,17 +95,23 @@ void LaunchLunaStep<Backend::kCpu>(const LunaParams& p, const StepTarget& target
   // (row, head) pairs own disjoint state: split between the compute threads (parallel_for.h).
   const int pairs = p.rows * p.heads;
   const int64_t work = int64_t{pairs} * length * 4 * d;
+  const int64_t head_bytes = HeadFloats(p) * int64_t{sizeof(float)};
+  auto head_state = [&](int pair) {
+    return host::LayerState(target.state, target.slots[pair / p.heads]) +
+           (pair % p.heads) * HeadFloats(p);
+  };
   cpu::ParallelFor(pairs, work, [&](int begin, int end) {
     std::vector<float> weights(length), scores(length);
     for (int pair = begin; pair < end; ++pair) {
       const int r = pair / p.heads;
       const int h = pair % p.heads;
-      float* layer_state = host::LayerState(target.state, target.slots[r]);
+      cpu::PrefetchSpan next;  // the next pair's head state (cpu/prefetch.h)
+      if (pair + 1 < end) next = {head_state(pair + 1), head_bytes};
       const float* pc = p.pc + r * p.in_stride + h * d;
       cpu::DotRows(pc, p.pq + h * d, pq_stride, length, d, weights.data());
       Activate(p.activation, weights.data(), length);
-      LunaHeadToken(p, r, h, target.positions[r], layer_state + h * HeadFloats(p), weights.data(),
-                    scores.data());
+      LunaHeadToken(p, r, h, target.positions[r], head_state(pair), weights.data(), scores.data(),
+                    next);
     }
   });
 }

@@ -51,4 +51,16 @@ inline void PrefetchPart(const void* begin, int64_t size, int part, int parts) {
   PrefetchBytes<To>(static_cast<const char*>(begin) + first * 64, (last - first) * 64);
 }
 
+// A span to prefetch in parts over a loop: the state of the (request, head) pair a step kernel
+// handles next, asked for a slice per iteration of the current pair's main loop, so that the
+// next pair starts on lines already in L2. Empty (begin == nullptr): nothing to ask for.
+struct PrefetchSpan {
+  const void* begin = nullptr;
+  int64_t bytes = 0;
+
+  void Part(int part, int parts) const {
+    if (begin != nullptr) PrefetchPart<PrefetchTo::kL2>(begin, bytes, part, parts);
+  }
+};
+
 }  // namespace slotserve::kernels::cpu

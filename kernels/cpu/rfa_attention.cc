@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/prefetch.h"
 #include "kernels/cpu/random_features.h"
 #include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
@@ -18,8 +19,9 @@ namespace slotserve::kernels {
 namespace {
 
 // Absorbs phi(k) (x) v into head h's state and writes phi(q)^T S / max(phi(q).z, eps).
+// `next`: the state the step absorbs into after this one, prefetched over this one's features.
 void RfaHeadToken(const RfaParams& p, int row, int h, float* head_state, const float* phi_k,
-                  const float* phi_q) {
+                  const float* phi_q, const cpu::PrefetchSpan& next = {}) {
   const int d = p.head_dim;
   const int width = 2 * p.features;
   float* sums = head_state;           // S [2D x d]
@@ -31,6 +33,7 @@ void RfaHeadToken(const RfaParams& p, int row, int h, float* head_state, const f
     add = 1.0f - keep;
   }
   for (int f = 0; f < width; ++f) {
+    next.Part(f, width);
     z[f] = keep * z[f] + add * phi_k[f];
     cpu::DecayAxpy(keep, add * phi_k[f], v, sums + f * d, d);
   }
@@ -80,13 +83,19 @@ void LaunchRfaStep<Backend::kCpu>(const RfaParams& p, const StepTarget& target, 
   // (row, head) pairs own disjoint state: split between the compute threads (parallel_for.h).
   const int pairs = p.rows * p.heads;
   const int64_t work = int64_t{pairs} * features * (4 * d + 2);
+  const int64_t head_bytes = HeadFloats(p) * int64_t{sizeof(float)};
+  auto head_state = [&](int pair) {
+    return host::LayerState(target.state, target.slots[pair / p.heads]) +
+           (pair % p.heads) * HeadFloats(p);
+  };
   cpu::ParallelFor(pairs, work, [&](int begin, int end) {
     std::vector<float> angles_k(features), angles_q(features);
     std::vector<float> phi_k(2 * features), phi_q(2 * features);
     for (int pair = begin; pair < end; ++pair) {
       const int r = pair / p.heads;
       const int h = pair % p.heads;
-      float* layer_state = host::LayerState(target.state, target.slots[r]);
+      cpu::PrefetchSpan next;  // the next pair's head state (cpu/prefetch.h)
+      if (pair + 1 < end) next = {head_state(pair + 1), head_bytes};
       const float* k = p.k + r * p.in_stride + h * d;
       const float* q = p.q + r * p.in_stride + h * d;
       const float* projection = cpu::HeadProjection(p, h);
@@ -94,7 +103,7 @@ void LaunchRfaStep<Backend::kCpu>(const RfaParams& p, const StepTarget& target, 
       cpu::DotRows(q, projection, d, features, d, angles_q.data());
       cpu::FeaturesFromAngles(p, angles_k.data(), k, phi_k.data());
       cpu::FeaturesFromAngles(p, angles_q.data(), q, phi_q.data());
-      RfaHeadToken(p, r, h, layer_state + h * HeadFloats(p), phi_k.data(), phi_q.data());
+      RfaHeadToken(p, r, h, head_state(pair), phi_k.data(), phi_q.data(), next);
     }
   });
 }
