@@ -11,8 +11,8 @@
 // registers (F16C) as they are read: half the bytes to read, the same fp32 arithmetic.
 //
 // Prefetch (RowPrefetch): by default both loops ask for their own rows kPrefetchRowsAhead ahead
-// of the one they read. A caller that knows which rows its next call will read (the softmax
-// step: the next (request, head) pair's keys and values) passes them as companion rows; the
+// of the one they read. A caller that knows which rows its next call will read (head_reads.h:
+// the next (request, head) pair's keys and values) passes them as companion rows; the
 // loop then asks for companion row j into L2 as it reads its own row j, so that the next call
 // finds its rows there and the stream of reads from memory does not stop between calls. That
 // next call then skips its own look-ahead.
@@ -40,10 +40,10 @@ inline constexpr int kPrefetchRowsAhead = 32;
 
 // What a loop prefetches besides reading: its own rows ahead (own_rows_ahead), and, row for row
 // with its own, the companion rows [0, companion_rows) when given, which have the loop's row
-// stride and width. Reading 21 MB of f16 cache at batch 64, context 80 (one thread, Zen 4),
-// companion rows took the step's attention from ~2.5 ms to ~1.1 ms, near the core's streaming read
-// rate; the own-rows prefetch alone stays short of it because every call starts cold
-// (bench/results/attention_companion_prefetch.md).
+// stride and width. In a standalone loop of the softmax step's reads (21 MB of f16 cache: batch
+// 64, context 80, one thread, Zen 4), companion rows took a pass from ~2.5 ms to ~1.1 ms, near
+// the core's streaming read rate; the own-rows look-ahead alone stays short of it because every
+// call starts cold (bench/results/attention_companion_prefetch.md).
 template <typename Element>
 struct RowPrefetch {
   const Element* companion = nullptr;
