@@ -1,7 +1,7 @@
 // cpu ABC controls (docs/ABC_CONTROLS.md). The window, compressive and random controls write
 // one memory row per token, so a token costs one row update plus the read; the read skips
 // rows not yet live. Threading as the learned kernel: heads in prefill, (row, head)
-// pairs in step.
+// pairs in step, each pair's read prefetching the next pair's memory rows.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -9,6 +9,7 @@
 
 #include "kernels/abc_control_attention.h"
 #include "kernels/cpu/parallel_for.h"
+#include "kernels/cpu/prefetch.h"
 #include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
@@ -85,14 +86,22 @@ void Write(const AbcControlParams& p, int row, int h, int64_t t, const HeadRows&
   }
 }
 
-// `scores` holds M floats.
-void Read(const AbcControlParams& p, int row, int h, const HeadRows& rows, float* scores) {
+// `scores` holds M floats. `next`: the rows the step reads after these (the next (request, head)
+// pair's), prefetched into L2 alongside the read (row_products.h's companion rows).
+void Read(const AbcControlParams& p, int row, int h, const HeadRows& rows, float* scores,
+          const HeadRows* next = nullptr) {
   const int d = p.head_dim;
   const int memory_rows = p.memory_rows;
   const float* q = p.q + row * p.in_stride + h * d;
   const float scale = 1.0f / std::sqrt(static_cast<float>(d));
   const bool normalises = AbcControlNormalises(p.control);
-  cpu::DotRows(q, rows.key_sum, d, memory_rows, d, scores);
+  cpu::RowPrefetch<float> keys_prefetch, values_prefetch;
+  if (next != nullptr) {
+    cpu::PrefetchBytes<cpu::PrefetchTo::kL2>(next->z, memory_rows * int64_t{sizeof(float)});
+    keys_prefetch = {next->key_sum, memory_rows};
+    values_prefetch = {next->value_sum, memory_rows};
+  }
+  cpu::DotRows(q, rows.key_sum, d, memory_rows, d, scores, keys_prefetch);
   for (int j = 0; j < memory_rows; ++j) {
     if (normalises) {
       scores[j] = scores[j] * scale / std::max(rows.z[j], 1e-30f);
@@ -106,8 +115,8 @@ void Read(const AbcControlParams& p, int row, int h, const HeadRows& rows, float
   if (normalises) {
     for (int j = 0; j < memory_rows; ++j) scores[j] /= std::max(rows.z[j], 1e-30f);
   }
-  cpu::WeightedRowSum(scores, rows.value_sum, d, memory_rows, d,
-                      p.out + row * p.out_stride + h * d);
+  cpu::WeightedRowSum(scores, rows.value_sum, d, memory_rows, d, p.out + row * p.out_stride + h * d,
+                      values_prefetch);
 }
 
 int64_t TokenWork(const AbcControlParams& p) {
@@ -136,14 +145,22 @@ template <>
 void LaunchAbcControlStep<Backend::kCpu>(const AbcControlParams& p, const StepTarget& target,
                                          Stream /*stream*/) {
   const int pairs = p.rows * p.heads;
+  auto rows_of = [&](int pair) {
+    return RowsOf(p, host::LayerState(target.state, target.slots[pair / p.heads]), pair % p.heads);
+  };
   cpu::ParallelFor(pairs, TokenWork(p) * pairs, [&](int begin, int end) {
     std::vector<float> scores(p.memory_rows);
     for (int pair = begin; pair < end; ++pair) {
       const int r = pair / p.heads;
       const int h = pair % p.heads;
-      const HeadRows rows = RowsOf(p, host::LayerState(target.state, target.slots[r]), h);
+      const HeadRows rows = rows_of(pair);
       Write(p, r, h, target.positions[r], rows);
-      Read(p, r, h, rows, scores.data());
+      if (pair + 1 < end) {
+        const HeadRows next = rows_of(pair + 1);
+        Read(p, r, h, rows, scores.data(), &next);
+      } else {
+        Read(p, r, h, rows, scores.data());
+      }
     }
   });
 }

@@ -44,9 +44,10 @@ TEST(SessionStoreTest, OneRequestAtATimeAndTheSessionMovesOn) {
   EXPECT_EQ(held->token_count, 5);
   EXPECT_EQ(store.Acquire(handle, kStart).status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_EQ(store.Remove(handle, kStart).code(), absl::StatusCode::kFailedPrecondition);
-  store.Release(handle, State(9), kStart);
+  EXPECT_TRUE(store.Release(handle, State(9), kStart).ok());
   EXPECT_EQ(store.Acquire(handle, kStart)->token_count, 9);
-  store.Release(handle, std::nullopt, kStart);  // a failed request: the state stays
+  // A failed request: the state stays.
+  EXPECT_TRUE(store.Release(handle, std::nullopt, kStart).ok());
   EXPECT_EQ(store.Peek(handle, kStart)->token_count, 9);
   EXPECT_TRUE(store.Remove(handle, kStart).ok());
   EXPECT_EQ(store.Acquire(handle, kStart).status().code(), absl::StatusCode::kNotFound);
@@ -101,7 +102,7 @@ TEST(SessionStoreTest, RacingRequestsForOneSessionGetItOneAtATime) {
         }
         ++acquired;
         --holders;
-        store.Release(handle, State(held->token_count + 1, 100), kStart);
+        EXPECT_TRUE(store.Release(handle, State(held->token_count + 1, 100), kStart).ok());
       }
     });
   }

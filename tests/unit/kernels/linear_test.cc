@@ -187,7 +187,7 @@ TEST_P(LinearTest, MatchesReferenceOnTwoComputeThreads) {
   base::SetComputeThreads(2);
   // 20 and 64 rows take the widened tiles on the cpu backend, whose transposed inputs the
   // threads write in ranges of 8 inputs (300 inputs: a range ends mid-way through 8).
-  for (const auto [rows, in] : {std::pair{2, 256}, {5, 256}, {20, 256}, {64, 300}}) {
+  for (const auto& [rows, in] : {std::pair{2, 256}, {5, 256}, {20, 256}, {64, 300}}) {
     const LinearShape s{rows, in, 1000, /*bias=*/true, /*accumulate=*/false};
     const auto x = RandomFloats(s.rows * s.in_features, 95);
     const auto weights = RandomFloats(static_cast<std::size_t>(s.out_features) * s.in_features, 96);
