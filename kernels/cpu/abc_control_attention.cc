@@ -155,12 +155,9 @@ void LaunchAbcControlStep<Backend::kCpu>(const AbcControlParams& p, const StepTa
       const int h = pair % p.heads;
       const HeadRows rows = rows_of(pair);
       Write(p, r, h, target.positions[r], rows);
-      if (pair + 1 < end) {
-        const HeadRows next = rows_of(pair + 1);
-        Read(p, r, h, rows, scores.data(), &next);
-      } else {
-        Read(p, r, h, rows, scores.data());
-      }
+      HeadRows next{};
+      if (pair + 1 < end) next = rows_of(pair + 1);
+      Read(p, r, h, rows, scores.data(), pair + 1 < end ? &next : nullptr);
     }
   });
 }

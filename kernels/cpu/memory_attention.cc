@@ -3,9 +3,7 @@
 // length, M or L rows), each pair prefetching the next one's rows (cpu/head_reads.h).
 #include "kernels/memory_attention.h"
 
-#include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "kernels/cpu/head_reads.h"
 #include "kernels/cpu/parallel_for.h"

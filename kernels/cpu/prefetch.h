@@ -40,15 +40,14 @@ inline void PrefetchRow(const Element* row, int d) {
   PrefetchBytes<To>(row, int64_t{d} * static_cast<int64_t>(sizeof(Element)));
 }
 
-// Part `part` of `parts` equal parts of bytes [begin, begin + size), in whole cache lines: a loop
-// of `parts` iterations that calls this once per iteration asks for the whole span, spread
-// evenly over its work.
-template <PrefetchTo To = PrefetchTo::kL2>
+// Part `part` of `parts` equal parts of bytes [begin, begin + size), in whole cache lines, into
+// L2: a loop of `parts` iterations that calls this once per iteration asks for the whole span,
+// spread evenly over its work.
 inline void PrefetchPart(const void* begin, int64_t size, int part, int parts) {
   const int64_t lines = (size + 63) / 64;
   const int64_t first = lines * part / parts;
   const int64_t last = lines * (part + 1) / parts;
-  PrefetchBytes<To>(static_cast<const char*>(begin) + first * 64, (last - first) * 64);
+  PrefetchBytes<PrefetchTo::kL2>(static_cast<const char*>(begin) + first * 64, (last - first) * 64);
 }
 
 // A span to prefetch in parts over a loop: the state of the (request, head) pair a step kernel
@@ -59,7 +58,7 @@ struct PrefetchSpan {
   int64_t bytes = 0;
 
   void Part(int part, int parts) const {
-    if (begin != nullptr) PrefetchPart<PrefetchTo::kL2>(begin, bytes, part, parts);
+    if (begin != nullptr) PrefetchPart(begin, bytes, part, parts);
   }
 };
 

@@ -15,7 +15,6 @@
 #include "kernels/cpu/half_conversions.h"
 #include "kernels/cpu/head_reads.h"
 #include "kernels/cpu/parallel_for.h"
-#include "kernels/cpu/row_products.h"
 #include "kernels/cpu/vector_ops.h"
 #include "kernels/reference/host_access.h"
 #include "kernels/softmax_attention.h"
