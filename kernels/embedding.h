@@ -12,6 +12,9 @@ struct EmbeddingParams {
   DType table_dtype = DType::kF32;
   // I8 only: row v is table[v, :] * table_scale[v], [vocab].
   const float* table_scale = nullptr;
+  // I8, cpu only: the table as the packed GEMM's copy (int8_packed_weights.h), read instead of
+  // `table` (then null) when the table is tied to an int8-activations head.
+  const uint8_t* table_int8_packed = nullptr;
   int vocab = 0;
   int dim = 0;
   const int32_t* tokens = nullptr;  // [rows], each in [0, vocab); validated by the caller

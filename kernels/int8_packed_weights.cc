@@ -32,4 +32,14 @@ void PackInt8Weights(const int8_t* weight, int rows, int cols, uint8_t* packed) 
   }
 }
 
+void UnpackInt8Row(const uint8_t* packed, int cols, int row, float scale, float* out) {
+  const int64_t padded_cols = int64_t{Int8ActivationBlocks(cols)} * kInt8ActivationBlock;
+  // The row's group, then its lane: four bytes in each quad's 64.
+  const uint8_t* lane =
+      packed + row / kInt8PackedGroup * kInt8PackedGroup * padded_cols + row % kInt8PackedGroup * 4;
+  for (int col = 0; col < cols; ++col) {
+    out[col] = scale * static_cast<float>(lane[col / 4 * 4 * kInt8PackedGroup + col % 4] - 128);
+  }
+}
+
 }  // namespace slotserve::kernels

@@ -12,9 +12,9 @@
 // operand unsigned) adds 128 x the block's sum of q_x to every lane, which the GEMM takes off
 // once per block.
 //
-// Only cpus with AVX-512 VNNI run that GEMM; the loader keeps this copy only there, and only
-// when int8 activations are on (models/int8_activations.h), so it costs memory (about the I8
-// matrix's size again) only where it is read.
+// Only cpus with AVX-512 VNNI run that GEMM; the loader makes this copy only there, and only
+// when int8 activations are on (models/int8_activations.h), in place of the row-major one
+// (models/device_weights.h): the embedding lookup reads a tied table's rows from it too.
 #pragma once
 
 #include <cstdint>
@@ -34,5 +34,10 @@ int64_t Int8PackedWeightBytes(int rows, int cols);
 // Writes the packed copy of `weight` (I8 [rows, cols], row-major) to `packed`
 // (Int8PackedWeightBytes(rows, cols) bytes, host memory).
 void PackInt8Weights(const int8_t* weight, int rows, int cols, uint8_t* packed);
+
+// Row `row` of the I8 matrix [rows, cols] held by `packed`, each weight times `scale`, into
+// out[cols]: the inverse of PackInt8Weights for one row. The embedding lookup reads a token
+// table tied to the head this way, which then keeps no other copy.
+void UnpackInt8Row(const uint8_t* packed, int cols, int row, float scale, float* out);
 
 }  // namespace slotserve::kernels

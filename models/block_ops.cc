@@ -22,7 +22,9 @@ kernels::LinearParams LinearParamsFor(const DeviceMatrix& weight, const float* b
   params.weight = weight.buffer.data();
   params.weight_dtype = weight.dtype;
   params.weight_scale = weight.scale.as<float>();
-  params.int8_activations = weight.dtype == kernels::DType::kI8 && Int8Activations();
+  // A matrix loaded with only its packed copy (device_weights.h) has no other form to multiply.
+  params.int8_activations =
+      weight.dtype == kernels::DType::kI8 && (Int8Activations() || weight.buffer.bytes() == 0);
   if (params.int8_activations) params.int8_packed_weight = weight.int8_packed.data();
   params.out_features = weight.rows;
   params.bias = bias;
@@ -92,6 +94,7 @@ void EmbedTokens(kernels::Backend backend, kernels::Stream stream, const ModelCo
   const int width = config.d_model;
   kernels::EmbeddingParams embedding;
   embedding.table = table.buffer.data();
+  embedding.table_int8_packed = table.int8_packed.as<uint8_t>();
   embedding.table_dtype = table.dtype;
   embedding.table_scale = table.scale.as<float>();
   embedding.vocab = config.vocab_size;

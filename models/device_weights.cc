@@ -9,7 +9,8 @@
 namespace slotserve::models {
 
 absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
-                                                 std::span<const SafetensorsTensor* const> parts) {
+                                                 std::span<const SafetensorsTensor* const> parts,
+                                                 MatrixReaders readers) {
   DeviceMatrix matrix;
   matrix.cols = static_cast<int>(parts.front()->shape.back());
   bool same_dtype = true;
@@ -45,16 +46,20 @@ absl::StatusOr<DeviceMatrix> UploadStackedMatrix(kernels::Backend backend,
       offset += values.size() * sizeof(float);
     }
   }
-  SLOTSERVE_ASSIGN_OR_RETURN(matrix.buffer, kernels::DeviceBuffer::Allocate(backend, host.size()));
-  kernels::CopyHostToDevice(backend, matrix.buffer.data(), host.data(), host.size());
-  if (matrix.dtype == kernels::DType::kI8 && Int8Activations() &&
-      kernels::Int8PackedGemmAvailable(backend)) {
+  const bool packed = matrix.dtype == kernels::DType::kI8 && readers != MatrixReaders::kEmbedding &&
+                      Int8Activations() && kernels::Int8PackedGemmAvailable(backend);
+  if (packed) {
     // The packed GEMM runs on the host: the packed copy is written in place.
     SLOTSERVE_ASSIGN_OR_RETURN(
         matrix.int8_packed, kernels::DeviceBuffer::Allocate(
                                 backend, kernels::Int8PackedWeightBytes(matrix.rows, matrix.cols)));
     kernels::PackInt8Weights(reinterpret_cast<const int8_t*>(host.data()), matrix.rows, matrix.cols,
                              matrix.int8_packed.as<uint8_t>());
+  }
+  if (!packed) {
+    SLOTSERVE_ASSIGN_OR_RETURN(matrix.buffer,
+                               kernels::DeviceBuffer::Allocate(backend, host.size()));
+    kernels::CopyHostToDevice(backend, matrix.buffer.data(), host.data(), host.size());
   }
   return matrix;
 }

@@ -277,6 +277,7 @@ void FlaModel::RunLayers(int rows, MixerCall call, kernels::Stream stream) {
   float* normed = scratch_.normed.as<float>();
   kernels::EmbeddingParams embed;
   embed.table = weights_.embeddings.buffer.data();
+  embed.table_int8_packed = weights_.embeddings.int8_packed.as<uint8_t>();
   embed.table_dtype = weights_.embeddings.dtype;
   embed.table_scale =
       weights_.embeddings.scale.data() == nullptr ? nullptr : weights_.embeddings.scale.as<float>();

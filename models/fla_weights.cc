@@ -50,10 +50,11 @@ absl::StatusOr<kernels::DeviceBuffer> Floats(kernels::Backend backend, const Fla
 
 absl::StatusOr<DeviceMatrix> Matrix(kernels::Backend backend, const FlaConfig& config,
                                     const WeightShards& shards,
-                                    const std::vector<std::string>& names) {
+                                    const std::vector<std::string>& names,
+                                    MatrixReaders readers = MatrixReaders::kLinear) {
   std::vector<const SafetensorsTensor*> parts;
   for (const std::string& name : names) parts.push_back(&Tensor(config, shards, name));
-  return UploadStackedMatrix(backend, parts);
+  return UploadStackedMatrix(backend, parts, readers);
 }
 
 }  // namespace
@@ -176,9 +177,11 @@ FlaProjectionColumns FlaInputColumns(const FlaConfig& c) {
 absl::StatusOr<FlaWeights> LoadFlaWeights(const FlaConfig& config, kernels::Backend backend,
                                           const WeightShards& shards) {
   FlaWeights weights;
-  SLOTSERVE_ASSIGN_OR_RETURN(weights.embeddings,
-                             Matrix(backend, config, shards, {"model.embeddings.weight"}));
-  if (shards.Find("lm_head.weight") != nullptr) {
+  const bool tied = shards.Find("lm_head.weight") == nullptr;  // head() is the table then
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      weights.embeddings,
+      Matrix(backend, config, shards, {"model.embeddings.weight"}, TokenTableReaders(tied)));
+  if (!tied) {
     SLOTSERVE_ASSIGN_OR_RETURN(weights.lm_head,
                                Matrix(backend, config, shards, {"lm_head.weight"}));
   }

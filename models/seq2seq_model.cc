@@ -30,9 +30,12 @@ absl::StatusOr<std::unique_ptr<Seq2seqModel>> Seq2seqModel::Create(const Seq2seq
                                                                    const SafetensorsFile& file) {
   std::unique_ptr<Seq2seqModel> model(new Seq2seqModel(config, backend));
   const ModelConfig encoder_view = config.EncoderView();
-  SLOTSERVE_ASSIGN_OR_RETURN(model->tok_embed_, LoadMatrix(backend, file, "tok_embed.weight"));
+  SLOTSERVE_ASSIGN_OR_RETURN(model->tok_embed_,
+                             LoadMatrix(backend, file, "tok_embed.weight",
+                                        TokenTableReaders(config.decoder.tie_embeddings)));
   if (!config.decoder.tie_embeddings) {
-    SLOTSERVE_ASSIGN_OR_RETURN(model->lm_head_, LoadMatrix(backend, file, "lm_head.weight"));
+    SLOTSERVE_ASSIGN_OR_RETURN(model->lm_head_,
+                               LoadMatrix(backend, file, "lm_head.weight", MatrixReaders::kLinear));
   }
   for (int layer = 0; layer < config.encoder_layers; ++layer) {
     SLOTSERVE_ASSIGN_OR_RETURN(BlockWeights block, LoadBlockWeights(encoder_view, backend, file,

@@ -42,9 +42,9 @@ absl::StatusOr<NormWeights> LoadNorm(kernels::Backend backend, const Safetensors
 }
 
 absl::StatusOr<DeviceMatrix> LoadMatrix(kernels::Backend backend, const SafetensorsFile& file,
-                                        const std::string& name) {
+                                        const std::string& name, MatrixReaders readers) {
   const SafetensorsTensor* tensor = file.Find(name);
-  return UploadStackedMatrix(backend, {&tensor, 1});
+  return UploadStackedMatrix(backend, {&tensor, 1}, readers);
 }
 
 absl::StatusOr<BlockWeights> LoadBlockWeights(const ModelConfig& config, kernels::Backend backend,
@@ -69,7 +69,9 @@ absl::StatusOr<TransformerWeights> LoadTransformerWeights(const ModelConfig& con
                                                           kernels::Backend backend,
                                                           const SafetensorsFile& file) {
   TransformerWeights weights;
-  SLOTSERVE_ASSIGN_OR_RETURN(weights.tok_embed, LoadMatrix(backend, file, "tok_embed.weight"));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      weights.tok_embed,
+      LoadMatrix(backend, file, "tok_embed.weight", TokenTableReaders(config.tie_embeddings)));
   for (int layer = 0; layer < config.n_layers; ++layer) {
     SLOTSERVE_ASSIGN_OR_RETURN(
         BlockWeights block,
@@ -78,7 +80,8 @@ absl::StatusOr<TransformerWeights> LoadTransformerWeights(const ModelConfig& con
   }
   SLOTSERVE_ASSIGN_OR_RETURN(weights.final_norm, LoadNorm(backend, file, "final_norm"));
   if (!config.tie_embeddings) {
-    SLOTSERVE_ASSIGN_OR_RETURN(weights.lm_head, LoadMatrix(backend, file, "lm_head.weight"));
+    SLOTSERVE_ASSIGN_OR_RETURN(weights.lm_head,
+                               LoadMatrix(backend, file, "lm_head.weight", MatrixReaders::kLinear));
   }
   kernels::Synchronize(backend);
   return weights;

@@ -49,7 +49,7 @@ struct TransformerWeights {
 
 // Loaders of single pieces, by tensor name (`file` already checked): linear layers `names`
 // under `prefix` (each with .weight and .bias) stacked along their outputs; one linear layer;
-// a layer norm (.weight, .bias); a matrix as stored.
+// a layer norm (.weight, .bias); a matrix as stored, read by `readers`.
 absl::StatusOr<LinearWeights> LoadStackedLinear(kernels::Backend backend,
                                                 const SafetensorsFile& file,
                                                 const std::string& prefix,
@@ -59,7 +59,7 @@ absl::StatusOr<LinearWeights> LoadLinear(kernels::Backend backend, const Safeten
 absl::StatusOr<NormWeights> LoadNorm(kernels::Backend backend, const SafetensorsFile& file,
                                      const std::string& name);
 absl::StatusOr<DeviceMatrix> LoadMatrix(kernels::Backend backend, const SafetensorsFile& file,
-                                        const std::string& name);
+                                        const std::string& name, MatrixReaders readers);
 
 // One §2 block whose tensors start with `prefix` ("layers.3.", or "encoder.layers.0." /
 // "decoder.layers.0." in an encoder-decoder model); `file` must already have passed its

@@ -277,8 +277,8 @@ absl::Status RunServer(const ServerConfig& config) {
                  "slotserve-server: --int8-activations: linear layers with int8 weights quantise "
                  "their inputs to int8 (blocks of 32) and multiply int8 by int8%s\n",
                  kernels::Int8PackedGemmAvailable(config.backend)
-                     ? ", over a packed copy of each int8 matrix (AVX-512 VNNI; about the int8 "
-                       "weights' size again in memory)"
+                     ? ", over each int8 matrix packed for AVX-512 VNNI at load (in place of "
+                       "the row-major copy: no more memory)"
                      : "");
   }
   const int64_t state_bytes = model->state_bytes_per_request();

@@ -1,5 +1,6 @@
-// Embedding: optimised backends against the reference for every table dtype, and exact rows
-// for the reference.
+// Embedding: optimised backends against the reference for every table dtype, the cpu's read of
+// a packed int8 table (a table tied to an int8-activations head) against the row-major one, and
+// exact rows for the reference.
 #include "kernels/embedding.h"
 
 #include <cmath>
@@ -8,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/float16.h"
+#include "kernels/int8_packed_weights.h"
 #include "tests/unit/kernels/device_array.h"
 #include "tests/unit/kernels/test_backends.h"
 #include "tests/unit/kernels/test_data.h"
@@ -102,6 +104,42 @@ std::vector<BackendCase> EmbeddingCases() {
 
 INSTANTIATE_TEST_SUITE_P(Backends, EmbeddingTest, ::testing::ValuesIn(EmbeddingCases()),
                          [](const auto& info) { return CaseName(info.param); });
+
+TEST(EmbeddingPackedTableTest, CpuReadsThePackedCopyAsTheRowMajorTable) {
+  uint32_t seed = 900;
+  for (int vocab : {1, 17, 40}) {
+    for (int dim : {4, 6, 256, 259}) {
+      const std::vector<float> values = RandomFloats(vocab * dim, ++seed);
+      std::vector<int8_t> q(values.size());
+      for (std::size_t i = 0; i < q.size(); ++i) {
+        q[i] = static_cast<int8_t>(std::nearbyint(127.0f * values[i]));
+      }
+      std::vector<uint8_t> packed(Int8PackedWeightBytes(vocab, dim));
+      PackInt8Weights(q.data(), vocab, dim, packed.data());
+      const auto row_scales = RandomFloats(vocab, ++seed, 0.001f, 0.02f);
+      const auto tokens = RandomInts(9, ++seed, 0, vocab - 1);
+      const int64_t stride = dim + 3;
+      const auto want = RunEmbedding(Backend::kReference, EncodeTable(values, DType::kI8),
+                                     DType::kI8, vocab, dim, tokens, 16.0f, stride, row_scales);
+      std::vector<float> got(tokens.size() * stride, -3.0f);
+      EmbeddingParams p;
+      p.table_int8_packed = packed.data();
+      p.table_dtype = DType::kI8;
+      p.table_scale = row_scales.data();
+      p.vocab = vocab;
+      p.dim = dim;
+      p.tokens = tokens.data();
+      p.rows = static_cast<int>(tokens.size());
+      p.scale = 16.0f;
+      p.out = got.data();
+      p.out_stride = stride;
+      LaunchEmbedding(Backend::kCpu, p);
+      ExpectAllClose(got, want, 1e-6f,
+                     (::testing::Message() << "vocab=" << vocab << " dim=" << dim).GetString());
+      if (HasFailure()) return;
+    }
+  }
+}
 
 TEST(EmbeddingReferenceTest, CopiesScaledRows) {
   const std::vector<float> table = {1, 2, 3, 4, 5, 6};  // vocab 3, dim 2
