@@ -25,6 +25,7 @@
 #include "models/model_config.h"
 #include "models/safetensors_file.h"
 #include "models/safetensors_writer.h"
+#include "models/seq2seq_config.h"
 #include "models/shared_config_keys.h"
 #include "models/tools/command_line.h"
 #include "models/weight_shards.h"
@@ -37,21 +38,24 @@ std::string FloatBytes(const std::vector<float>& values) {
 }
 
 absl::Status Quantize(const std::filesystem::path& in, const std::filesystem::path& out) {
-  // Decoder-only models, ours or fla's: the format is the same for seq2seq, but the Python
-  // reference does not read int8 seq2seq directories yet, so nothing would check them.
+  // Decoder-only models, ours or fla's, and encoder-decoder models (DESIGN §8): the same rule
+  // picks the matrices of each.
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string config_text, ReadConfigFile(in / "config.json"));
   const bool fla = LooksLikeFlaConfig(config_text);
   if (fla) {
     SLOTSERVE_RETURN_IF_ERROR(LoadFlaConfig(in / "config.json").status());
   } else {
     SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, ReadConfigFormat(in / "config.json"));
-    if (format != "slotserve-lm") {
-      return absl::UnimplementedError(absl::StrCat((in / "config.json").string(), ": format \"",
-                                                   format,
-                                                   "\" cannot be quantised yet: slotserve-quantize "
-                                                   "writes decoder-only (slotserve-lm) models"));
+    if (format == "slotserve-seq2seq") {
+      SLOTSERVE_RETURN_IF_ERROR(LoadSeq2seqConfig(in / "config.json").status());
+    } else if (format == "slotserve-lm") {
+      SLOTSERVE_RETURN_IF_ERROR(LoadModelConfig(in / "config.json").status());
+    } else {
+      return absl::UnimplementedError(absl::StrCat(
+          (in / "config.json").string(), ": format \"", format,
+          "\" cannot be quantised: slotserve-quantize writes slotserve-lm and slotserve-seq2seq "
+          "models and fla checkpoints"));
     }
-    SLOTSERVE_RETURN_IF_ERROR(LoadModelConfig(in / "config.json").status());
   }
   // One model.safetensors, or an fla checkpoint's shards (written back as one file).
   SLOTSERVE_ASSIGN_OR_RETURN(const WeightShards shards, WeightShards::Open(in));

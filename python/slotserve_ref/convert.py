@@ -5,7 +5,7 @@ The checkpoint is a torch.save of a dict with "config" (the config.json dict) an
 state_dict under "state_dict" (or "model", as train.py writes it). Parameter names already are
 the safetensors names, so conversion only validates, rounds to --dtype and writes. --dtype int8
 writes the int8 weight-only format (slotserve_ref/int8_weights.py: I8 matrices with per-row F32
-scales, everything else F32); it is refused for encoder–decoder checkpoints.
+scales, everything else F32), for decoder-only and encoder–decoder checkpoints alike.
 
   PYTHONPATH=python /usr/bin/python3 -m slotserve_ref.convert CHECKPOINT --out DIR \
       [--dtype f32|f16|bf16|int8] [--tokenizer tokenizer.model]
@@ -62,7 +62,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--out", type=Path, required=True, help="model directory to write")
     parser.add_argument("--dtype", choices=sorted(WEIGHT_DTYPES), default="f32",
                         help="weight dtype in model.safetensors (default f32; int8: "
-                             "weight-only, per-row scales, decoder-only models)")
+                             "weight-only, per-row scales)")
     parser.add_argument("--tokenizer", type=Path, help="SentencePiece model copied to "
                                                        "tokenizer.model")
     args = parser.parse_args(argv)

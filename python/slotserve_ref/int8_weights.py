@@ -1,4 +1,5 @@
-"""Int8 weight-only storage of decoder-only model directories (issue 16, item 1).
+"""Int8 weight-only storage of model directories, decoder-only and encoder–decoder (issue 16,
+item 1).
 
 Why: decoding one token reads every weight matrix once, so storing the matrices in one byte per
 element (instead of F32's four) cuts the bytes the engine moves per token. This module is the

@@ -3,12 +3,11 @@ and the golden data's models.
 
   PYTHONPATH=python /usr/bin/python3 -m slotserve_ref.make_random_seq2seq_model \
       --config '{"vocab_size": 100, "cross_attention": {"kind": "srformer"}}' --seed 1 --out DIR \
-      [--dtype f32|f16|bf16] [--tokenizer tokenizer.model] [--vocab-size N] [--gain 1.0]
+      [--dtype f32|f16|bf16|int8] [--tokenizer tokenizer.model] [--vocab-size N] [--gain 1.0]
 
 --config is JSON text or a path to a JSON file, possibly partial: missing keys take the
 defaults of slotserve_ref.seq2seq_config.merge_seq2seq_config_dict (decoder self-attention abc,
-cross softmax unless named); unknown keys are still an error. There is no int8 here: seq2seq
-directories do not support int8 weights yet.
+cross softmax unless named); unknown keys are still an error.
 """
 
 import sys

@@ -2,9 +2,9 @@
 model.safetensors (+ tokenizer.model), checked tensor by tensor like the decoder-only one.
 
 expected_seq2seq_tensors() writes the DESIGN §8 table out independently of the nn.Module tree;
-the encoder and decoder blocks reuse the §2 block table of model_dir.py. Weights are F32, F16 or
-BF16: the int8 weight-only format (int8_weights.py) is for decoder-only models so far, and
-int8 is refused both ways with a message saying so.
+the encoder and decoder blocks reuse the §2 block table of model_dir.py. Weights are F32, F16,
+BF16 or the int8 weight-only format (int8_weights.py: the same rule as the decoder-only
+directories, every 2-D `*.weight` of the table as I8 rows with an F32 `_scale`).
 """
 
 from pathlib import Path
@@ -12,9 +12,10 @@ from typing import Dict, Optional, Tuple, Union
 
 import torch
 
-from .model_dir import (CONFIG_FILE, FLOAT_WEIGHT_DTYPES, INT8, WEIGHTS_FILE,
-                        ModelDirError, add_linear, block_tensors, build_from_tensors,
-                        check_tensor_set, stored_tensors, write_model_dir)
+from .int8_weights import Int8WeightsError, dequantize_tensors
+from .model_dir import (CONFIG_FILE, WEIGHT_DTYPES, WEIGHTS_FILE, ModelDirError, add_linear,
+                        block_tensors, build_from_tensors, check_tensor_set, stored_tensors,
+                        write_model_dir)
 from .safetensors_io import load_file
 from .seq2seq_config import Seq2seqConfig
 from .seq2seq_model import Seq2seqModel
@@ -22,10 +23,8 @@ from .seq2seq_model import Seq2seqModel
 __all__ = ["ModelDirError", "SEQ2SEQ_WEIGHT_DTYPES", "expected_seq2seq_tensors",
            "check_seq2seq_tensors", "save_seq2seq_model_dir", "load_seq2seq_model_dir"]
 
-# The --dtype names a seq2seq directory can be written in (not int8 yet).
-SEQ2SEQ_WEIGHT_DTYPES = dict(FLOAT_WEIGHT_DTYPES)
-INT8_REFUSAL = ("seq2seq model directories do not support int8 weights yet (int8 is for "
-                "decoder-only models)")
+# The --dtype names a seq2seq directory can be written in: those of a decoder-only one.
+SEQ2SEQ_WEIGHT_DTYPES = dict(WEIGHT_DTYPES)
 
 
 def cross_tensors(cfg: Seq2seqConfig, prefix: str) -> Dict[str, Tuple[int, ...]]:
@@ -83,10 +82,8 @@ def check_seq2seq_tensors(cfg: Seq2seqConfig, tensors: Dict[str, torch.Tensor],
 
 def save_seq2seq_model_dir(model: Seq2seqModel, out_dir: Union[str, Path], dtype: str = "f32",
                            tokenizer: Optional[Union[str, Path]] = None) -> Path:
-    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16 or bf16),
-    and copies `tokenizer` to tokenizer.model when given."""
-    if dtype == INT8:
-        raise ModelDirError(f"{INT8_REFUSAL}; use one of {', '.join(SEQ2SEQ_WEIGHT_DTYPES)}")
+    """Writes config.json and model.safetensors (weights rounded to `dtype`: f32, f16, bf16, or
+    int8 weight-only), and copies `tokenizer` to tokenizer.model when given."""
     if dtype not in SEQ2SEQ_WEIGHT_DTYPES:
         raise ModelDirError(f"weight dtype must be one of {', '.join(SEQ2SEQ_WEIGHT_DTYPES)}, "
                             f"got {dtype!r}")
@@ -98,13 +95,15 @@ def save_seq2seq_model_dir(model: Seq2seqModel, out_dir: Union[str, Path], dtype
 
 def load_seq2seq_model_dir(model_dir: Union[str, Path],
                            dtype: torch.dtype = torch.float64) -> Seq2seqModel:
-    """Loads a seq2seq model directory, refusing a bad config or tensor set by name."""
+    """Loads a seq2seq model directory, refusing a bad config or tensor set by name (I8
+    matrices become q * scale computed in float64, so the model sees the stored values)."""
     model_dir = Path(model_dir)
     cfg = Seq2seqConfig.load(model_dir / CONFIG_FILE)
-    tensors = load_file(model_dir / WEIGHTS_FILE)
-    int8 = sorted(name for name, t in tensors.items() if t.dtype == torch.int8)
-    if int8:
-        raise ModelDirError(f"{model_dir / WEIGHTS_FILE}: {INT8_REFUSAL}; tensor(s) "
-                            f"{', '.join(int8)} are stored as I8")
-    check_seq2seq_tensors(cfg, tensors, str(model_dir / WEIGHTS_FILE))
+    source = str(model_dir / WEIGHTS_FILE)
+    try:
+        tensors = dequantize_tensors(load_file(model_dir / WEIGHTS_FILE),
+                                     expected_seq2seq_tensors(cfg), source)
+    except Int8WeightsError as e:
+        raise ModelDirError(str(e)) from None
+    check_seq2seq_tensors(cfg, tensors, source)
     return build_from_tensors(Seq2seqModel, cfg, tensors, dtype)

@@ -3,7 +3,7 @@
 The C++ loader reads exactly this format, so the tests pin it from outside the code that
 writes it: the rounding on hand-written rows, which tensors are I8 for every attention kind
 (lists written here by hand from docs/MODEL_FORMAT.md "Tensor names"), the refusals with their
-messages, the converter end to end, seq2seq's refusal, and the committed golden abc_int8 read
+messages, the converter end to end, seq2seq directories written and read int8, and the committed golden abc_int8 read
 byte by byte with numpy instead of safetensors_io.
 """
 
@@ -27,7 +27,8 @@ from slotserve_ref.int8_weights import (Int8WeightsError, dequantize_rows, quant
 from slotserve_ref.model_dir import (ModelDirError, expected_tensors, load_model_dir,
                                      save_model_dir)
 from slotserve_ref.safetensors_io import load_file, save_file
-from slotserve_ref.seq2seq_model_dir import load_seq2seq_model_dir, save_seq2seq_model_dir
+from slotserve_ref.seq2seq_model_dir import (expected_seq2seq_tensors, load_seq2seq_model_dir,
+                                             save_seq2seq_model_dir)
 from small_models import small_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -270,19 +271,46 @@ class Int8DirTest(unittest.TestCase):
         self.assertEqual(load_file(out / "model.safetensors")[name].dtype, torch.float32)
         load_model_dir(out)
 
-    def test_seq2seq_refuses_int8_both_ways(self):
-        model = small_seq2seq_model("softmax")
-        with self.assertRaisesRegex(ModelDirError, r"seq2seq model directories do not support "
-                                                   r"int8 weights yet.*use one of f32, f16, bf16"):
-            save_seq2seq_model_dir(model, self.tmp / "s2s_int8", dtype="int8")
-        self.assertFalse((self.tmp / "s2s_int8").exists())
-        out = save_seq2seq_model_dir(model, self.tmp / "s2s")
+    def test_seq2seq_int8_round_trip(self):
+        # Every cross kind's table, tied and untied: the stored I8 names are the rule's (2-D
+        # `*.weight`), each with its scale, and loading gives back q * scale, which is the float
+        # weight to within half a step of its row.
+        for cross, extra in (("softmax", {}), ("abc", {"tie_embeddings": False}),
+                             ("rfa_concat", {}), ("luna_conv", {}), ("srformer", {})):
+            with self.subTest(cross=cross):
+                model = small_seq2seq_model(cross, seed=3, dtype=torch.float32, **extra)
+                out = save_seq2seq_model_dir(model, self.tmp / f"s2s_{cross}", dtype="int8")
+                stored = load_file(out / "model.safetensors")
+                expected = expected_seq2seq_tensors(model.config)
+                int8 = sorted(n for n, t in stored.items() if t.dtype == torch.int8)
+                self.assertEqual(int8, sorted(quantized_names(expected)))
+                self.assertIn("decoder.layers.0.ffn.up.weight", int8)
+                self.assertEqual(("lm_head.weight" in int8), cross == "abc")
+                for name in int8:
+                    self.assertEqual(stored[name + "_scale"].dtype, torch.float32)
+                loaded = load_seq2seq_model_dir(out, torch.float64)
+                weights = loaded.state_dict()
+                original = model.state_dict()
+                for name in int8:
+                    w = original[name].double()
+                    half_step = w.abs().amax(dim=1, keepdim=True) / 254
+                    self.assertTrue(bool(((weights[name] - w).abs() <= half_step + 1e-7).all()),
+                                    name)
+                    want = dequantize_rows(stored[name], stored[name + "_scale"])
+                    self.assertTrue(torch.equal(weights[name], want), name)
+                source = torch.tensor([[3, 5, 7, 2, 9, 1]])
+                target = torch.tensor([[0, 4, 6, 8]])
+                diff = (loaded(source, target) - model.double()(source, target)).abs().max()
+                self.assertLess(diff.item(), 0.2)
+                self.assertGreater(diff.item(), 0.0)  # the int8 rounding is there
+
+    def test_seq2seq_int8_refuses_a_scale_without_its_matrix(self):
+        out = save_seq2seq_model_dir(small_seq2seq_model("softmax"), self.tmp / "s2s")
         tensors = load_file(out / "model.safetensors")
-        tensors["decoder.layers.0.ffn.up.weight"] = torch.ones(F, E, dtype=torch.int8)
+        tensors["decoder.layers.0.ffn.up.weight_scale"] = torch.ones(F, dtype=torch.float32)
         save_file(tensors, out / "model.safetensors")
-        with self.assertRaisesRegex(ModelDirError, r"do not support int8 weights yet .*; "
-                                                   r"tensor\(s\) decoder.layers.0.ffn.up.weight "
-                                                   r"are stored as I8"):
+        with self.assertRaisesRegex(ModelDirError, r"decoder.layers.0.ffn.up.weight_scale is an "
+                                                   r"int8 scale, but its matrix"):
             load_seq2seq_model_dir(out)
 
     def test_fla_checkpoints_refuse_int8(self):
@@ -325,15 +353,20 @@ class Int8CommandLineTest(unittest.TestCase):
         diff = (load_model_dir(out, torch.float64)(tokens) - model.double()(tokens)).abs().max()
         self.assertLess(diff.item(), 0.2)
 
-    def test_convert_refuses_int8_for_seq2seq(self):
+    def test_convert_int8_for_seq2seq(self):
         model = small_seq2seq_model("abc", dtype=torch.float32)
         checkpoint = self.tmp / "s2s.pt"
         torch.save({"config": model.config.to_dict(), "state_dict": model.state_dict()},
                    checkpoint)
-        code, text = quiet(convert.main, [str(checkpoint), "--out", str(self.tmp / "o"),
-                                          "--dtype", "int8"])
-        self.assertEqual(code, 1)
-        self.assertIn("seq2seq model directories do not support int8 weights yet", text)
+        out = self.tmp / "o"
+        code, text = quiet(convert.main, [str(checkpoint), "--out", str(out), "--dtype", "int8"])
+        self.assertEqual(code, 0, text)
+        # the converter quantizes the checkpoint's weights exactly as save_seq2seq_model_dir does
+        direct = save_seq2seq_model_dir(model, self.tmp / "direct", dtype="int8")
+        self.assertEqual((out / "model.safetensors").read_bytes(),
+                         (direct / "model.safetensors").read_bytes())
+        self.assertTrue(any(t.dtype == torch.int8
+                            for t in load_file(out / "model.safetensors").values()))
 
     def test_random_model_tools(self):
         config = json.dumps({"vocab_size": 30, "d_model": 8, "n_heads": 2, "n_layers": 1,
@@ -343,11 +376,15 @@ class Int8CommandLineTest(unittest.TestCase):
         self.assertEqual(code, 0, text)
         self.assertEqual(load_file(self.tmp / "r" / "model.safetensors")[
             "tok_embed.weight"].dtype, torch.int8)
-        with contextlib.redirect_stderr(io.StringIO()) as err, \
-                self.assertRaises(SystemExit):
-            make_random_seq2seq_model.main(["--seed", "1", "--out", str(self.tmp / "s"),
-                                            "--dtype", "int8"])
-        self.assertIn("invalid choice: 'int8'", err.getvalue())
+        seq2seq_config = json.dumps({"vocab_size": 30, "d_model": 8, "n_heads": 2, "d_ffn": 16,
+                                     "encoder": {"n_layers": 1},
+                                     "decoder": {"n_layers": 1}})
+        code, text = quiet(make_random_seq2seq_model.main,
+                           ["--config", seq2seq_config, "--seed", "1", "--out",
+                            str(self.tmp / "s"), "--dtype", "int8"])
+        self.assertEqual(code, 0, text)
+        self.assertEqual(load_file(self.tmp / "s" / "model.safetensors")[
+            "decoder.layers.0.ffn.up.weight"].dtype, torch.int8)
 
 
 def read_raw(path: Path):

@@ -5,7 +5,8 @@ a small random-weight model directory, a source, a target and the reference's lo
 target position:
 
   tests/golden/seq2seq/<variant>/config.json        "format": "slotserve-seq2seq"
-  tests/golden/seq2seq/<variant>/model.safetensors
+  tests/golden/seq2seq/<variant>/model.safetensors  F32 weights, or int8 weight-only (the
+                                                      *_int8 variants)
   tests/golden/seq2seq/<variant>/golden.json        {"source": [...], "target": [...],
                                                       "vocab_size": V}
   tests/golden/seq2seq/<variant>/golden_logits.f32  little-endian float32, len(target) rows x V;
@@ -85,7 +86,15 @@ VARIANTS = {
     "convluna_maxpool_softmax": ("convluna_maxpool", "softmax", {}, 134),
     "srformer_abc": ("srformer", "abc", {}, 141),
     "srformer_softmax": ("srformer", "softmax", {}, 142),
+    # int8 weight-only directories (slotserve_ref/int8_weights.py): a tied table, and an untied
+    # head with its own I8 matrix
+    "abc_abc_int8": ("abc", "abc", {}, 151),
+    "rfa_interleave_softmax_int8": ("rfa_interleave", "softmax",
+                                    {"tie_embeddings": False, "activation": "relu"}, 152),
 }
+
+# The weight dtype each variant is written in (f32 unless named here).
+WEIGHT_DTYPES = {"abc_abc_int8": "int8", "rfa_interleave_softmax_int8": "int8"}
 
 
 def variant_config(name: str) -> Seq2seqConfig:
@@ -143,7 +152,7 @@ def write_variant(out_root: Path, name: str) -> None:
     cfg = variant_config(name)
     model = randomize_(Seq2seqModel(cfg).double(), seed=VARIANTS[name][3])
     out_dir = out_root / name
-    save_seq2seq_model_dir(model, out_dir, dtype="f32")
+    save_seq2seq_model_dir(model, out_dir, dtype=WEIGHT_DTYPES.get(name, "f32"))
     model = load_seq2seq_model_dir(out_dir, torch.float64)  # the weights exactly as stored
     source, target = golden_ids(cfg)
     logits = reference_logits(model, source, target, name)

@@ -6,7 +6,9 @@
     C++ tool) tensor by tensor, keeps every other tensor's values, copies the other files;
   - the written directory serves: slotserve-generate on it gives the same greedy tokens as
     the PyTorch reference run on the dequantised weights it reads back;
-  - it refuses a non-empty output directory, a missing model and an encoder-decoder config,
+  - on an encoder-decoder model it writes the same bytes as the Python quantiser over that
+    model's tensor table, and the Python reference reads the result back;
+  - it refuses a non-empty output directory, a missing model and a config of another format,
     each with a one-line message, exit status 1 (2 for a bad command line);
   - on an fla checkpoint in three shards (docs/FLA_CHECKPOINTS.md) it writes one file under
     fla's names, matrices int8 as the Python quantiser makes them, the convolution kernels and
@@ -27,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 from slotserve_ref.int8_weights import is_quantized, quantize_rows  # noqa: E402
 from slotserve_ref.model_dir import load_model_dir  # noqa: E402
 from slotserve_ref.safetensors_io import load_file  # noqa: E402
+from slotserve_ref.seq2seq_model_dir import load_seq2seq_model_dir  # noqa: E402
 
 failures = []
 
@@ -80,6 +83,28 @@ def check_fla(quantize, generate, fla_dir, tmp):
                                 f"weights ({engine_ids} vs {tokens})")
 
 
+def check_written(model, out):
+    """`out` (slotserve-quantize's output for `model`): each matrix the rule picks as the Python
+    quantiser writes it, every other tensor's values kept, nothing else written, the other
+    files copied."""
+    source = load_file(model / "model.safetensors")
+    written = load_file(out / "model.safetensors")
+    quantised = 0
+    for name, tensor in source.items():
+        if is_quantized(name, tuple(tensor.shape)):
+            q, scale = quantize_rows(tensor.double(), name)
+            same = (written[name].dtype == torch.int8 and torch.equal(written[name], q)
+                    and torch.equal(written[name + "_scale"], scale.float()))
+            check(same, f"{name}: int8 rows and scales equal the Python quantiser's")
+            quantised += 1
+        else:
+            check(torch.equal(written[name], tensor.float()), f"{name}: kept as F32")
+    check(quantised > 0, f"{model.name}: {quantised} matrices quantised")
+    check(len(written) == len(source) + quantised, f"{model.name}: no other tensors written")
+    for extra in sorted(p.name for p in model.iterdir() if p.name != "model.safetensors"):
+        check((out / extra).read_bytes() == (model / extra).read_bytes(), f"{extra} copied")
+
+
 def main(quantize, generate, model, seq2seq, fla_dir):
     model, seq2seq, fla_dir = Path(model), Path(seq2seq), Path(fla_dir)
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,22 +112,7 @@ def main(quantize, generate, model, seq2seq, fla_dir):
         result = run(quantize, model, out)
         check(result.returncode == 0, f"quantize exits 0 ({result.stderr.strip()})")
         check("matrices int8" in result.stdout, "quantize reports what it wrote")
-        source = load_file(model / "model.safetensors")
-        written = load_file(out / "model.safetensors")
-        quantised = 0
-        for name, tensor in source.items():
-            if is_quantized(name, tuple(tensor.shape)):
-                q, scale = quantize_rows(tensor.double(), name)
-                same = (written[name].dtype == torch.int8 and torch.equal(written[name], q)
-                        and torch.equal(written[name + "_scale"], scale.float()))
-                check(same, f"{name}: int8 rows and scales equal the Python quantiser's")
-                quantised += 1
-            else:
-                check(torch.equal(written[name], tensor.float()), f"{name}: kept as F32")
-        check(quantised > 0, f"{quantised} matrices quantised")
-        check(len(written) == len(source) + quantised, "no other tensors written")
-        for extra in sorted(p.name for p in model.iterdir() if p.name != "model.safetensors"):
-            check((out / extra).read_bytes() == (model / extra).read_bytes(), f"{extra} copied")
+        check_written(model, out)
 
         # The int8 directory serves, and computes what its dequantised weights compute.
         reference = load_model_dir(out)  # dequantised, float64
@@ -127,9 +137,21 @@ def main(quantize, generate, model, seq2seq, fla_dir):
         result = run(quantize, Path(tmp) / "missing", Path(tmp) / "other")
         check(result.returncode == 1 and "missing" in result.stderr,
               f"a missing model is refused by name ({result.stderr.strip()})")
+
+        # An encoder-decoder model: its own tensor table, the same rule and bytes.
         result = run(quantize, seq2seq, Path(tmp) / "s2s")
-        check(result.returncode == 1 and "format \"slotserve-seq2seq\" cannot be quantised" in result.stderr,
-              f"an encoder-decoder model is refused ({result.stderr.strip()})")
+        check(result.returncode == 0, f"quantize exits 0 on a seq2seq model ({result.stderr.strip()})")
+        if result.returncode == 0:
+            check_written(seq2seq, Path(tmp) / "s2s")
+            load_seq2seq_model_dir(Path(tmp) / "s2s")  # the Python reader takes it back
+        other = Path(tmp) / "other-format"
+        other.mkdir()
+        (other / "config.json").write_text(
+            (model / "config.json").read_text().replace('"slotserve-lm"', '"slotserve-other"'))
+        shutil.copyfile(model / "model.safetensors", other / "model.safetensors")
+        result = run(quantize, other, Path(tmp) / "other-out")
+        check(result.returncode == 1 and "format \"slotserve-other\" cannot be quantised" in result.stderr,
+              f"a config of another format is refused ({result.stderr.strip()})")
         result = run(quantize, model)
         check(result.returncode == 2 and "usage" in result.stderr, "a bad command line: usage")
         check_fla(quantize, generate, fla_dir, tmp)

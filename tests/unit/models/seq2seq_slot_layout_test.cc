@@ -28,6 +28,7 @@ constexpr int64_t kRafBytes = 2 * 258 * 4;
 TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
   const std::map<std::string, std::pair<int64_t, int64_t>> expected = {
       {"abc_abc", {kAbcDecoderBytes, CrossBytes(160)}},
+      {"abc_abc_int8", {kAbcDecoderBytes, CrossBytes(160)}},  // weights do not change the state
       {"abc_softmax", {kSoftmaxDecoderBytes, CrossBytes(160)}},
       {"convluna_conv_abc", {kAbcDecoderBytes, CrossBytes(128)}},
       {"convluna_conv_softmax", {kSoftmaxDecoderBytes, CrossBytes(128)}},
@@ -35,6 +36,7 @@ TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
       {"luna_abc", {kAbcDecoderBytes, CrossBytes(128)}},
       {"rfa_abc", {kAbcDecoderBytes, CrossBytes(216)}},
       {"rfa_interleave_softmax", {kSoftmaxDecoderBytes, CrossBytes(216)}},
+      {"rfa_interleave_softmax_int8", {kSoftmaxDecoderBytes, CrossBytes(216)}},
       {"softmax_abc", {kAbcDecoderBytes, CrossBytes(1024)}},
       {"softmax_softmax", {kSoftmaxDecoderBytes, CrossBytes(1024)}},
       {"srformer_abc", {kAbcDecoderBytes + kRafBytes, CrossBytes(1154)}},
@@ -53,7 +55,7 @@ TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
     EXPECT_EQ(shape.decoder_start_id, config->decoder_start_id) << variant;
     ++checked;
   }
-  EXPECT_EQ(checked, 12);
+  EXPECT_EQ(checked, 14);
 }
 
 TEST(Seq2seqSlotLayoutTest, PartsFollowOneAnotherWithoutOverlap) {
