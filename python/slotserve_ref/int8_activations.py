@@ -14,8 +14,9 @@ scale by d and the weight row's scale, which is the same number in exact arithme
 applies that rounding to the inputs of every matrix product of a loaded model ("fake
 quantisation"): the inputs of every nn.Linear with a 2-D weight (all of them are stored int8 by
 int8_weights.py) and the final norm's output, which feeds the output layer (the tied
-tok_embed.weight, an int8 matrix too). Inputs are rounded in float32, as the engine holds them;
-the product stays in the model's dtype (float64 for the golden data).
+tok_embed.weight, an int8 matrix too); not Luna's pq_proj and SRformer's raf_proj, which the
+engine does not run over activations (CONSTANT_INPUT_LINEARS). Inputs are rounded in float32,
+as the engine holds them; the product stays in the model's dtype (float64 for the golden data).
 """
 
 from __future__ import annotations
@@ -43,11 +44,21 @@ def quantise_blocks(x: torch.Tensor) -> torch.Tensor:
     return rounded[..., :width]
 
 
+# Linear layers the engine does not run as a linear op over activations, so their inputs are
+# never rounded: Luna's pq_proj only ever multiplies the learned luna_p, a constant the engine
+# computes once at load with the dequantised weights; SRformer's raf_proj is a [d, d] product
+# inside the cross step, whose dequantised weights the engine keeps in F32.
+CONSTANT_INPUT_LINEARS = ("pq_proj", "raf_proj")
+
+
 def use_int8_activations_(model: nn.Module) -> nn.Module:
-    """Makes every matrix product of `model` (a decoder-only LanguageModel loaded from an int8
-    directory) see int8-rounded inputs; returns the model."""
-    for module in model.modules():
-        if isinstance(module, nn.Linear):
+    """Makes every matrix product of `model` (a decoder-only LanguageModel or an encoder–decoder
+    Seq2seqModel loaded from an int8 directory) see int8-rounded inputs, but those of
+    CONSTANT_INPUT_LINEARS; returns the model. The output layer reads the final norm of the
+    model (of its decoder, for Seq2seqModel)."""
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] not in CONSTANT_INPUT_LINEARS:
             module.register_forward_pre_hook(lambda _m, args: (quantise_blocks(args[0]),))
-    model.final_norm.register_forward_hook(lambda _m, _args, out: quantise_blocks(out))
+    decoder = getattr(model, "decoder", model)  # Seq2seqModel: the decoder's final norm
+    decoder.final_norm.register_forward_hook(lambda _m, _args, out: quantise_blocks(out))
     return model

@@ -2,7 +2,8 @@
 pinned from outside: a block rounded by hand (the same numbers as the C++ quantiser's test,
 tests/unit/kernels/int8_activations_test.cc), a short last block and an all-zero block, the
 rounding bound, and the hooks reaching every matrix product of a model (with them, the last
-logits move; rounding the inputs twice changes nothing).
+logits move; rounding the inputs twice changes nothing), of an encoder–decoder model too, but
+for the products the engine computes from constants or in F32.
 """
 
 import tempfile
@@ -11,9 +12,11 @@ from pathlib import Path
 
 import torch
 
+from seq2seq_small_models import small_seq2seq_model
 from slotserve_ref.make_random_model import build_random_model
 from slotserve_ref.int8_activations import quantise_blocks, use_int8_activations_
 from slotserve_ref.model_dir import load_model_dir, save_model_dir
+from slotserve_ref.seq2seq_model_dir import load_seq2seq_model_dir, save_seq2seq_model_dir
 
 
 class QuantiseBlocksTest(unittest.TestCase):
@@ -68,6 +71,28 @@ class ModelHooksTest(unittest.TestCase):
                 moved = (rounded(tokens) - plain(tokens)).abs().max().item()
             self.assertGreater(moved, 1e-4)
             self.assertTrue(calls and all(calls))  # inputs arrive already rounded
+
+    def test_seq2seq_products_but_the_constant_input_ones(self):
+        # A seq2seq model's inputs are rounded too, but for Luna's pq_proj (it multiplies the
+        # constant luna_p) and SRformer's raf_proj (the engine keeps it in F32 inside the cross
+        # step): CONSTANT_INPUT_LINEARS, as the golden *_int8 seq2seq variants check.
+        for cross, constant in (("luna_conv", "pq_proj"), ("srformer", "raf_proj")):
+            with self.subTest(cross=cross), tempfile.TemporaryDirectory() as tmp:
+                out = save_seq2seq_model_dir(small_seq2seq_model(cross, seed=4), Path(tmp) / "m",
+                                             dtype="int8")
+                model = use_int8_activations_(load_seq2seq_model_dir(out, torch.float64))
+                rounded = {}
+                for name, module in model.named_modules():
+                    if isinstance(module, torch.nn.Linear):
+                        module.register_forward_pre_hook(
+                            lambda _m, args, name=name: rounded.setdefault(name, []).append(
+                                torch.equal(quantise_blocks(args[0]), args[0])))
+                with torch.no_grad():
+                    model(torch.tensor([[3, 5, 7, 2, 9, 1]]), torch.tensor([[0, 4, 6, 8]]))
+                left_alone = {n for n in rounded if n.endswith("." + constant)}
+                self.assertTrue(left_alone)
+                for name, seen in rounded.items():
+                    self.assertEqual(all(seen), name not in left_alone, name)
 
 
 if __name__ == "__main__":

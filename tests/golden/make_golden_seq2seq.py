@@ -12,6 +12,9 @@ target position:
   tests/golden/seq2seq/<variant>/golden_logits.f32  little-endian float32, len(target) rows x V;
       row t = logits after the decoder has read [decoder_start_id, target[0], .., target[t-1]]
       (decoder positions 0..t), i.e. the prediction of target[t]
+  tests/golden/seq2seq/<variant>/golden_logits_int8_activations.f32   the *_int8 variants: the
+      same with every matrix product's input rounded to int8 per block of 32 (the engine's
+      --int8-activations; slotserve_ref/int8_activations.py)
 
 The logits come from the model as re-loaded from the written directory, in float64, with the
 recurrent form (source prefilled once, then one decoder token at a time); the teacher-forced
@@ -37,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from make_golden import CHECK_TOLERANCE, PARALLEL_TOLERANCE  # noqa: E402
 from slotserve_ref.golden_cli import run_golden_cli  # noqa: E402
 from slotserve_ref.init import randomize_  # noqa: E402
+from slotserve_ref.int8_activations import use_int8_activations_  # noqa: E402
 from slotserve_ref.seq2seq_config import Seq2seqConfig, merge_seq2seq_config_dict  # noqa: E402
 from slotserve_ref.seq2seq_model import Seq2seqModel  # noqa: E402
 from slotserve_ref.seq2seq_model_dir import (load_seq2seq_model_dir,  # noqa: E402
@@ -86,15 +90,25 @@ VARIANTS = {
     "convluna_maxpool_softmax": ("convluna_maxpool", "softmax", {}, 134),
     "srformer_abc": ("srformer", "abc", {}, 141),
     "srformer_softmax": ("srformer", "softmax", {}, 142),
-    # int8 weight-only directories (slotserve_ref/int8_weights.py): a tied table, and an untied
-    # head with its own I8 matrix
+    # int8 weight-only directories (slotserve_ref/int8_weights.py), one per cross kind: tied
+    # tables, and an untied head with its own I8 matrix
     "abc_abc_int8": ("abc", "abc", {}, 151),
     "rfa_interleave_softmax_int8": ("rfa_interleave", "softmax",
                                     {"tie_embeddings": False, "activation": "relu"}, 152),
+    "softmax_abc_int8": ("softmax", "abc", {}, 153),
+    "convluna_conv_abc_int8": ("convluna_conv", "abc", {}, 154),
+    "srformer_softmax_int8": ("srformer", "softmax", {}, 155),
 }
 
 # The weight dtype each variant is written in (f32 unless named here).
-WEIGHT_DTYPES = {"abc_abc_int8": "int8", "rfa_interleave_softmax_int8": "int8"}
+WEIGHT_DTYPES = {name: "int8" for name in VARIANTS if name.endswith("_int8")}
+INT8_ACTIVATIONS_FILE = "golden_logits_int8_activations.f32"
+
+
+def int8_activation_logits(out_dir: Path, source, target, name: str) -> torch.Tensor:
+    """float64 logits of the int8 directory `out_dir` with int8-rounded activations."""
+    model = use_int8_activations_(load_seq2seq_model_dir(out_dir, torch.float64))
+    return reference_logits(model, source, target, name + " (int8 activations)")
 
 
 def variant_config(name: str) -> Seq2seqConfig:
@@ -161,6 +175,11 @@ def write_variant(out_root: Path, name: str) -> None:
         {"source": source.tolist(), "target": target.tolist(),
          "vocab_size": cfg.vocab_size}) + "\n")
     logits.numpy().astype("<f4").tofile(out_dir / "golden_logits.f32")
+    if WEIGHT_DTYPES.get(name) == "int8":
+        rounded = int8_activation_logits(out_dir, source, target, name)
+        rounded.numpy().astype("<f4").tofile(out_dir / INT8_ACTIVATIONS_FILE)
+        print(f"{name:26s} int8 activations move the logits by "
+              f"{(rounded - logits).abs().max():.3g}")
     spread = logits.max(-1).values - logits.min(-1).values
     print(f"{name:26s} logits range per row {spread.min():.2f}..{spread.max():.2f}")
 
@@ -173,6 +192,10 @@ def check_variant(out_root: Path, name: str) -> bool:
     expected = np.fromfile(out_dir / "golden_logits.f32", dtype="<f4")
     expected = expected.reshape(len(golden["target"]), golden["vocab_size"])
     diff = float(np.abs(reference_logits(model, source, target, name).numpy() - expected).max())
+    if WEIGHT_DTYPES.get(name) == "int8":
+        rounded = np.fromfile(out_dir / INT8_ACTIVATIONS_FILE, dtype="<f4").reshape(expected.shape)
+        recomputed = int8_activation_logits(out_dir, source, target, name).numpy()
+        diff = max(diff, float(np.abs(recomputed - rounded).max()))
     ok = diff <= CHECK_TOLERANCE
     print(f"{name:26s} max |reference - committed| = {diff:.3g} {'ok' if ok else 'MISMATCH'}")
     return ok

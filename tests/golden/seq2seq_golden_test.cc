@@ -4,7 +4,6 @@
 // the decoder fed whole, in chunks and one step at a time, and after a fork of the slot.
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -13,52 +12,14 @@
 #include "gtest/gtest.h"
 #include "kernels/backend.h"
 #include "models/language_model.h"
-#include "nlohmann/json.hpp"
 #include "tests/golden/golden_data.h"
+#include "tests/golden/seq2seq_golden_data.h"
+#include "tests/golden/seq2seq_teacher_forced.h"
 
 namespace slotserve::golden {
 namespace {
 
 constexpr float kTolerance = 1e-4f;
-
-std::filesystem::path Seq2seqGoldenDir() { return SLOTSERVE_GOLDEN_SEQ2SEQ_DIR; }
-
-std::vector<std::string> Seq2seqVariants() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(Seq2seqGoldenDir())) {
-    if (std::filesystem::exists(entry.path() / "golden.json")) {
-      names.push_back(entry.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-struct Seq2seqGolden {
-  std::vector<int32_t> source;
-  std::vector<int32_t> target;
-  int vocab_size = 0;
-  std::vector<float> logits;  // [target.size(), vocab]: row t predicts target[t]
-
-  std::span<const float> Row(size_t t) const {
-    return std::span<const float>(logits).subspan(t * vocab_size, vocab_size);
-  }
-};
-
-Seq2seqGolden LoadSeq2seqGolden(const std::filesystem::path& dir) {
-  Seq2seqGolden golden;
-  std::ifstream json_file(dir / "golden.json");
-  const nlohmann::json json = nlohmann::json::parse(json_file);
-  golden.source = json.at("source").get<std::vector<int32_t>>();
-  golden.target = json.at("target").get<std::vector<int32_t>>();
-  golden.vocab_size = json.at("vocab_size").get<int>();
-  std::ifstream logits_file(dir / "golden_logits.f32", std::ios::binary);
-  golden.logits.resize(golden.target.size() * golden.vocab_size);
-  logits_file.read(reinterpret_cast<char*>(golden.logits.data()),
-                   static_cast<std::streamsize>(golden.logits.size() * sizeof(float)));
-  EXPECT_TRUE(logits_file) << dir;
-  return golden;
-}
 
 struct Case {
   std::string variant;
@@ -88,16 +49,11 @@ class Seq2seqGoldenTest : public ::testing::TestWithParam<Case> {
     }
     const std::filesystem::path dir = Seq2seqGoldenDir() / GetParam().variant;
     golden_ = LoadSeq2seqGolden(dir);
-    auto model = models::LanguageModel::Load(dir, GetParam().backend);
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = std::move(*model);
-    ASSERT_NE(model_->seq2seq(), nullptr);
-    auto states = model_->AllocateStates(3);
-    ASSERT_TRUE(states.ok()) << states.status();
-    states_ = std::move(*states);
-    // The decoder reads decoder_start_id, then the target but its last token.
-    inputs_.push_back(model_->seq2seq()->decoder_start_id);
-    inputs_.insert(inputs_.end(), golden_.target.begin(), golden_.target.end() - 1);
+    auto loaded = LoadSeq2seqUnderTest(dir, GetParam().backend, 3);
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    model_ = std::move(loaded->model);
+    states_ = std::move(loaded->states);
+    inputs_ = DecoderInputs(golden_, model_->seq2seq()->decoder_start_id);
   }
 
   void ExpectRow(std::span<const float> logits, size_t t) {
@@ -124,13 +80,11 @@ class Seq2seqGoldenTest : public ::testing::TestWithParam<Case> {
 };
 
 TEST_P(Seq2seqGoldenTest, DecoderPrefilledWholeMatchesTheReference) {
-  ASSERT_TRUE(model_->Encode(*states_, 1, golden_.source).ok());
+  const auto logits = Seq2seqWholeLogits(*model_, *states_, 1, golden_.source, inputs_);
+  ASSERT_TRUE(logits.ok()) << logits.status();
   const int vocab = golden_.vocab_size;
-  std::vector<float> logits(inputs_.size() * vocab);
-  ASSERT_TRUE(
-      model_->Prefill(*states_, 1, inputs_, models::LogitsWanted::kEveryToken, logits).ok());
   for (size_t t = 0; t < inputs_.size(); ++t) {
-    ExpectRow(std::span<const float>(logits).subspan(t * vocab, vocab), t);
+    ExpectRow(std::span<const float>(*logits).subspan(t * vocab, vocab), t);
   }
 }
 
@@ -157,16 +111,11 @@ TEST_P(Seq2seqGoldenTest, DecoderPrefilledInChunksMatchesTheReference) {
 // One token at a time through Step, two requests in one batch: slot 2 runs the golden source,
 // slot 0 a different (shorter) source, so rows of one step read different cross memories.
 TEST_P(Seq2seqGoldenTest, DecoderSteppedInABatchMatchesTheReference) {
-  std::vector<int32_t> other_source(golden_.source.begin(), golden_.source.begin() + 3);
-  ASSERT_TRUE(model_->Encode(*states_, 2, golden_.source).ok());
-  ASSERT_TRUE(model_->Encode(*states_, 0, other_source).ok());
+  const auto logits = Seq2seqSteppedInABatchLogits(*model_, *states_, golden_.source, inputs_);
+  ASSERT_TRUE(logits.ok()) << logits.status();
   const int vocab = golden_.vocab_size;
-  std::vector<float> logits(2 * vocab);
-  const std::vector<int32_t> slots = {0, 2};
   for (size_t t = 0; t < inputs_.size(); ++t) {
-    const std::vector<int32_t> tokens = {inputs_[t], inputs_[t]};
-    ASSERT_TRUE(model_->Step(*states_, slots, tokens, logits).ok());
-    ExpectRow(std::span<const float>(logits).subspan(vocab, vocab), t);
+    ExpectRow(std::span<const float>(*logits).subspan(t * vocab, vocab), t);
   }
 }
 

@@ -117,7 +117,7 @@ TEST(Seq2seqConfigTest, ParsesEveryGoldenVariantsConfig) {
     EXPECT_TRUE(config.ok()) << entry.path() << ": " << config.status();
     ++parsed;
   }
-  EXPECT_EQ(parsed, 14);  // 12 kinds' variants and two of them int8
+  EXPECT_EQ(parsed, 17);  // 12 kinds' variants and five of them int8
 }
 
 TEST(Seq2seqConfigTest, RefusesTheDecoderOnlyFormatAndViceVersa) {

@@ -31,6 +31,7 @@ TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
       {"abc_abc_int8", {kAbcDecoderBytes, CrossBytes(160)}},  // weights do not change the state
       {"abc_softmax", {kSoftmaxDecoderBytes, CrossBytes(160)}},
       {"convluna_conv_abc", {kAbcDecoderBytes, CrossBytes(128)}},
+      {"convluna_conv_abc_int8", {kAbcDecoderBytes, CrossBytes(128)}},
       {"convluna_conv_softmax", {kSoftmaxDecoderBytes, CrossBytes(128)}},
       {"convluna_maxpool_softmax", {kSoftmaxDecoderBytes, CrossBytes(128)}},
       {"luna_abc", {kAbcDecoderBytes, CrossBytes(128)}},
@@ -38,9 +39,11 @@ TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
       {"rfa_interleave_softmax", {kSoftmaxDecoderBytes, CrossBytes(216)}},
       {"rfa_interleave_softmax_int8", {kSoftmaxDecoderBytes, CrossBytes(216)}},
       {"softmax_abc", {kAbcDecoderBytes, CrossBytes(1024)}},
+      {"softmax_abc_int8", {kAbcDecoderBytes, CrossBytes(1024)}},
       {"softmax_softmax", {kSoftmaxDecoderBytes, CrossBytes(1024)}},
       {"srformer_abc", {kAbcDecoderBytes + kRafBytes, CrossBytes(1154)}},
       {"srformer_softmax", {kSoftmaxDecoderBytes + kRafBytes, CrossBytes(1154)}},
+      {"srformer_softmax_int8", {kSoftmaxDecoderBytes + kRafBytes, CrossBytes(1154)}},
   };
   int checked = 0;
   for (const auto& entry : std::filesystem::directory_iterator(SLOTSERVE_GOLDEN_SEQ2SEQ_DIR)) {
@@ -55,7 +58,7 @@ TEST(Seq2seqSlotLayoutTest, BytesPerRequestOfEveryGoldenVariant) {
     EXPECT_EQ(shape.decoder_start_id, config->decoder_start_id) << variant;
     ++checked;
   }
-  EXPECT_EQ(checked, 14);
+  EXPECT_EQ(checked, 17);
 }
 
 TEST(Seq2seqSlotLayoutTest, PartsFollowOneAnotherWithoutOverlap) {
