@@ -1,6 +1,5 @@
 #include "tests/golden/seq2seq_golden_data.h"
 
-#include <algorithm>
 #include <fstream>
 
 #include "gtest/gtest.h"
@@ -9,17 +8,6 @@
 namespace slotserve::golden {
 
 std::filesystem::path Seq2seqGoldenDir() { return SLOTSERVE_GOLDEN_SEQ2SEQ_DIR; }
-
-std::vector<std::string> Seq2seqVariants() {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(Seq2seqGoldenDir())) {
-    if (std::filesystem::exists(entry.path() / "golden.json")) {
-      names.push_back(entry.path().filename().string());
-    }
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
 
 Seq2seqGolden LoadSeq2seqGolden(const std::filesystem::path& dir, const std::string& logits_file) {
   Seq2seqGolden golden;

@@ -21,11 +21,9 @@ struct Seq2seqGolden {
   }
 };
 
-// The folder holding one directory per encoder-decoder variant (set by CMake).
+// The folder holding one directory per encoder-decoder variant (set by CMake); the variants
+// are GoldenVariants(Seq2seqGoldenDir()) (golden_data.h).
 std::filesystem::path Seq2seqGoldenDir();
-
-// Variant names (directories holding a golden.json) under Seq2seqGoldenDir(), sorted.
-std::vector<std::string> Seq2seqVariants();
 
 // `logits_file`: golden_logits.f32, or golden_logits_int8_activations.f32 of the *_int8
 // variants (the engine's --int8-activations). A file that cannot be read whole fails the

@@ -32,7 +32,7 @@ void PrintTo(const Case& test_case, std::ostream* os) {
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
-  for (const std::string& variant : Seq2seqVariants()) {
+  for (const std::string& variant : GoldenVariants(Seq2seqGoldenDir())) {
     for (kernels::Backend backend :
          {kernels::Backend::kReference, kernels::Backend::kCpu, kernels::Backend::kCuda}) {
       cases.push_back({variant, backend});

@@ -87,7 +87,7 @@ TEST_P(Seq2seqInt8ActivationsGoldenTest, DecoderSteppedInABatch) {
 
 std::vector<Int8Case> Cases() {
   std::vector<Int8Case> cases;
-  for (const std::string& variant : Seq2seqVariants()) {
+  for (const std::string& variant : GoldenVariants(Seq2seqGoldenDir())) {
     if (!std::filesystem::exists(Seq2seqGoldenDir() / variant / kInt8ActivationsLogits)) continue;
     for (kernels::Backend backend : {kernels::Backend::kReference, kernels::Backend::kCpu}) {
       cases.push_back({variant, backend});
