@@ -8,17 +8,19 @@
 //   LanguageModel::Prefill in pieces of --prefill-chunk tokens (the recurrent state carries
 //   across pieces), and every token of the window is scored: -log softmax(logits)[token].
 //
+//   An encoder–decoder model takes --source-ids and --target-ids instead (line i of one is the
+//   source of line i of the other), scored as python/evaluate_seq2seq_perplexity.py and
+//   training score them (models/tools/seq2seq_perplexity.h).
+//
 // Prints one JSON object: tokens scored, summed negative log-likelihood (nats), perplexity,
-// windows, state bytes per request, seconds. Errors: one line on stderr, exit status 1 (2 for
-// bad flags).
+// windows (or pairs), state bytes per request, seconds. Errors: one line on stderr, exit status 1
+// (2 for bad flags).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <iostream>
 #include <map>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -30,19 +32,25 @@
 #include "base/status_macros.h"
 #include "models/int8_activations.h"
 #include "models/language_model.h"
+#include "models/tools/id_lines.h"
+#include "models/tools/seq2seq_perplexity.h"
+#include "models/tools/token_scores.h"
 
 namespace slotserve::models {
 namespace {
 
 constexpr char kUsage[] =
-    "usage: slotserve-perplexity --model DIR --ids FILE --window N [--prefill-chunk K] "
-    "[--max-tokens N] [--backend reference|cpu|cuda] [--int8-activations on|off] "
-    "[--kv-cache-dtype f32|f16]";
+    "usage: slotserve-perplexity --model DIR (--ids FILE --window N [--prefill-chunk K] | "
+    "--source-ids FILE --target-ids FILE) [--max-tokens N] [--backend reference|cpu|cuda] "
+    "[--int8-activations on|off] [--kv-cache-dtype f32|f16]";
 
 struct PerplexityOptions {
   std::string model_dir;
   std::string ids_file;
   int window = 0;
+  // Encoder–decoder models: parallel files of sources and targets.
+  std::string source_ids_file;
+  std::string target_ids_file;
   int prefill_chunk = 64;
   int64_t max_tokens = 0;  // 0 = every token of the file
   kernels::Backend backend = kernels::Backend::kCpu;
@@ -64,8 +72,9 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& flag = args[i];
     static const char* const kFlags[] = {
-        "--model",   "--ids",           "--window",           "--max-tokens",
-        "--backend", "--prefill-chunk", "--int8-activations", "--kv-cache-dtype"};
+        "--model",      "--ids",           "--window",           "--max-tokens",
+        "--backend",    "--prefill-chunk", "--int8-activations", "--kv-cache-dtype",
+        "--source-ids", "--target-ids"};
     if (std::find(std::begin(kFlags), std::end(kFlags), flag) == std::end(kFlags)) {
       return absl::InvalidArgumentError(absl::StrCat("unknown argument \"", flag, "\""));
     }
@@ -73,16 +82,31 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
       return absl::InvalidArgumentError(absl::StrCat(flag, " needs a value"));
     values[flag] = args[++i];
   }
-  for (const char* required : {"--model", "--ids", "--window"}) {
-    if (!values.contains(required)) {
-      return absl::InvalidArgumentError(absl::StrCat("missing required flag ", required));
+  const bool pairs = values.contains("--source-ids") || values.contains("--target-ids");
+  if (pairs && (values.contains("--ids") || values.contains("--window") ||
+                values.contains("--prefill-chunk"))) {
+    return absl::InvalidArgumentError(
+        "--source-ids/--target-ids (an encoder-decoder model) and --ids/--window/--prefill-chunk "
+        "(a decoder-only one) do not go together");
+  }
+  const std::vector<const char*> required =
+      pairs ? std::vector<const char*>{"--model", "--source-ids", "--target-ids"}
+            : std::vector<const char*>{"--model", "--ids", "--window"};
+  for (const char* flag : required) {
+    if (!values.contains(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat("missing required flag ", flag));
     }
   }
   PerplexityOptions options;
   options.model_dir = values["--model"];
-  options.ids_file = values["--ids"];
-  SLOTSERVE_ASSIGN_OR_RETURN(const int64_t window, ParsePositive("--window", values["--window"]));
-  options.window = static_cast<int>(window);
+  if (pairs) {
+    options.source_ids_file = values["--source-ids"];
+    options.target_ids_file = values["--target-ids"];
+  } else {
+    options.ids_file = values["--ids"];
+    SLOTSERVE_ASSIGN_OR_RETURN(const int64_t window, ParsePositive("--window", values["--window"]));
+    options.window = static_cast<int>(window);
+  }
   if (values.contains("--prefill-chunk")) {
     SLOTSERVE_ASSIGN_OR_RETURN(const int64_t chunk,
                                ParsePositive("--prefill-chunk", values["--prefill-chunk"]));
@@ -130,34 +154,14 @@ absl::StatusOr<PerplexityOptions> ParseOptions(const std::vector<std::string>& a
 
 // One book per non-empty line.
 absl::StatusOr<std::vector<std::vector<int32_t>>> ReadBooks(const std::string& path) {
-  std::ifstream file(path);
-  if (!file) return absl::NotFoundError(absl::StrCat("--ids: cannot read ", path));
-  std::vector<std::vector<int32_t>> books;
-  std::string line;
-  for (int line_number = 1; std::getline(file, line); ++line_number) {
-    std::istringstream tokens(line);
-    std::vector<int32_t> book;
-    std::string token;
-    while (tokens >> token) {
-      int32_t id;
-      if (!absl::SimpleAtoi(token, &id) || id < 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            path, ":", line_number, ": expected non-negative token ids, got \"", token, "\""));
-      }
-      book.push_back(id);
-    }
-    if (!book.empty()) books.push_back(std::move(book));
-  }
-  if (books.empty()) return absl::InvalidArgumentError(absl::StrCat(path, ": no token ids"));
-  return books;
+  return ReadIdLines("--ids", path, EmptyLines::kSkip);
 }
 
-// -log softmax(row)[target], in double.
-double NegativeLogLikelihood(std::span<const float> row, int32_t target) {
-  const float max_logit = *std::max_element(row.begin(), row.end());
-  double sum = 0.0;
-  for (const float logit : row) sum += std::exp(static_cast<double>(logit) - max_logit);
-  return std::log(sum) + max_logit - static_cast<double>(row[target]);
+// Seconds on the steady clock since `start` (itself a reading of this function from 0).
+double SecondsSince(double start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+             .count() -
+         start;
 }
 
 struct Totals {
@@ -212,24 +216,65 @@ absl::StatusOr<Totals> Evaluate(const PerplexityOptions& options, LanguageModel&
   return totals;
 }
 
-absl::Status Run(const PerplexityOptions& options) {
-  const auto started = std::chrono::steady_clock::now();
-  SLOTSERVE_ASSIGN_OR_RETURN(const auto books, ReadBooks(options.ids_file));
-  SetInt8Activations(options.int8_activations);
-  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<LanguageModel> model,
-                             LanguageModel::Load(options.model_dir, options.backend,
-                                                 {.kv_cache_dtype = options.kv_cache_dtype}));
-  SLOTSERVE_ASSIGN_OR_RETURN(const Totals totals, Evaluate(options, *model, books));
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+// The decoder-only protocol: windows of books.
+absl::Status RunWindows(const PerplexityOptions& options, LanguageModel& model,
+                        const std::vector<std::vector<int32_t>>& books, double started_seconds) {
+  if (model.seq2seq() != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        options.model_dir, " is an encoder-decoder model: give --source-ids and --target-ids"));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(const Totals totals, Evaluate(options, model, books));
   std::cout << absl::StrFormat(
       "{\"attention\": \"%s\", \"tokens\": %d, \"windows\": %d, \"window\": %d, "
       "\"nll\": %.6f, \"perplexity\": %.6f, \"state_bytes_per_request\": %d, "
       "\"backend\": \"%s\", \"seconds\": %.2f}\n",
-      AttentionKindName(model->config().attention.kind), totals.tokens, totals.windows,
+      AttentionKindName(model.config().attention.kind), totals.tokens, totals.windows,
       options.window, totals.nll, std::exp(totals.nll / static_cast<double>(totals.tokens)),
-      model->state_bytes_per_request(), kernels::BackendName(options.backend), seconds);
+      model.state_bytes_per_request(), kernels::BackendName(options.backend),
+      SecondsSince(started_seconds));
   return absl::OkStatus();
+}
+
+// The encoder-decoder protocol: sentence pairs (seq2seq_perplexity.h).
+absl::Status RunPairs(const PerplexityOptions& options, LanguageModel& model,
+                      const std::vector<SentencePair>& pairs, double started_seconds) {
+  if (model.seq2seq() == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(options.model_dir,
+                     " is a decoder-only model: give --ids and --window, not "
+                     "--source-ids/--target-ids"));
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(const PairTotals totals,
+                             ScoreSentencePairs(model, pairs, options.max_tokens));
+  std::cout << absl::StrFormat(
+      "{\"attention\": \"%s\", \"cross_attention\": \"%s\", \"tokens\": %d, "
+      "\"pairs\": %d, \"nll\": %.6f, \"perplexity\": %.6f, "
+      "\"state_bytes_per_request\": %d, \"backend\": \"%s\", \"seconds\": %.2f}\n",
+      AttentionKindName(model.config().attention.kind), model.seq2seq()->cross_kind, totals.tokens,
+      totals.pairs, totals.nll, std::exp(totals.nll / static_cast<double>(totals.tokens)),
+      model.state_bytes_per_request(), kernels::BackendName(options.backend),
+      SecondsSince(started_seconds));
+  return absl::OkStatus();
+}
+
+absl::Status Run(const PerplexityOptions& options) {
+  const double started = SecondsSince(0.0);
+  // The inputs are read first, so a bad file fails before a model loads.
+  std::vector<std::vector<int32_t>> books;
+  std::vector<SentencePair> pairs;
+  const bool scoring_pairs = !options.source_ids_file.empty();
+  if (scoring_pairs) {
+    SLOTSERVE_ASSIGN_OR_RETURN(pairs,
+                               ReadSentencePairs(options.source_ids_file, options.target_ids_file));
+  } else {
+    SLOTSERVE_ASSIGN_OR_RETURN(books, ReadBooks(options.ids_file));
+  }
+  SetInt8Activations(options.int8_activations);
+  SLOTSERVE_ASSIGN_OR_RETURN(std::unique_ptr<LanguageModel> model,
+                             LanguageModel::Load(options.model_dir, options.backend,
+                                                 {.kv_cache_dtype = options.kv_cache_dtype}));
+  if (scoring_pairs) return RunPairs(options, *model, pairs, started);
+  return RunWindows(options, *model, books, started);
 }
 
 std::string OneLine(const absl::Status& status) {
