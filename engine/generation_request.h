@@ -59,8 +59,10 @@ struct LogprobOptions {
   // Also score the prompt: each prompt token after the first under the distribution the model
   // gives it from the tokens before it (with the same top_n alternatives), reported once in
   // TokenChunk::prompt_logprobs (prompt_scores.h). Needs enabled; not with a session to
-  // continue (its first token's context is the session's) nor a seq2seq source. Such a request
-  // is prefilled from token 0: a cached prefix state would skip rows it must score.
+  // continue (its first token's context is the session's). With a seq2seq source the decoder's
+  // prompt starts with decoder_start_id (Scheduler::Submit puts it there), so every token the
+  // caller sent is scored, the first given the start token and the source. Such a request is
+  // prefilled from token 0: a cached prefix state would skip rows it must score.
   bool prompt = false;
 };
 

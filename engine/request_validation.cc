@@ -141,7 +141,8 @@ absl::Status CheckBeamOptions(const GenerationRequest& request, const RequestLim
 }
 
 // LogprobOptions::prompt scores the prompt from its first token: each score's context is the
-// prompt before it, which a session's state or a seq2seq source would change.
+// prompt before it, which a session's state would change. A seq2seq source is part of every
+// score's context by definition (the scores are those of a translation given its source).
 absl::Status CheckPromptScoring(const GenerationRequest& request) {
   if (!request.logprobs.prompt) return absl::OkStatus();
   if (!request.logprobs.enabled) {
@@ -151,9 +152,6 @@ absl::Status CheckPromptScoring(const GenerationRequest& request) {
     return Invalid(absl::StrCat("logprobs.prompt (score the prompt) cannot continue a session (",
                                 request.session.handle,
                                 "): the prompt's first token would be scored in its context"));
-  }
-  if (!request.source_ids.empty()) {
-    return Invalid("logprobs.prompt (score the prompt) is not supported with a seq2seq source");
   }
   return absl::OkStatus();
 }

@@ -84,16 +84,17 @@ nlohmann::ordered_json LogprobsFormatter::Format(
 }
 
 nlohmann::ordered_json LogprobsFormatter::FormatPrompt(
-    std::span<const int32_t> prompt_ids,
-    const std::vector<engine::GeneratedTokenLogprobs>& scores) {
+    std::span<const int32_t> prompt_ids, const std::vector<engine::GeneratedTokenLogprobs>& scores,
+    size_t unscored_first) {
   CompletionsLogprobs out;
   // As the prompt decodes: its first token with text drops SentencePiece's dummy-prefix space,
   // so that the offsets index the echoed text.
   const int64_t start = text_offset_;
   for (size_t i = 0; i < prompt_ids.size(); ++i) {
-    // Token i is scored by scores[i - 1]; the first has nothing before it to be scored in.
+    // Token i is scored by scores[i - unscored_first].
     const engine::GeneratedTokenLogprobs* score =
-        i >= 1 && i - 1 < scores.size() ? &scores[i - 1] : nullptr;
+        i >= unscored_first && i - unscored_first < scores.size() ? &scores[i - unscored_first]
+                                                                  : nullptr;
     AddCompletionsToken(prompt_ids[i], score, &out, /*at_sequence_start=*/text_offset_ == start);
   }
   return out.Json();
@@ -231,7 +232,11 @@ LogprobsFormatter& ResponseBuilder::Formatter(int32_t index) {
 nlohmann::ordered_json ResponseBuilder::EchoLogprobs(
     int32_t index, const std::vector<engine::GeneratedTokenLogprobs>* scores) {
   if (scores == nullptr) return nullptr;
-  return Formatter(index).FormatPrompt(PromptIds(PromptOf(index)), *scores);
+  return Formatter(index).FormatPrompt(PromptIds(PromptOf(index)), *scores, UnscoredPromptTokens());
+}
+
+size_t ResponseBuilder::UnscoredPromptTokens() const {
+  return request_.generation.source_ids.empty() ? 1 : 0;
 }
 
 nlohmann::ordered_json ResponseBuilder::EchoChoice(
@@ -262,15 +267,16 @@ std::vector<nlohmann::ordered_json> ResponseBuilder::EchoChunks(
 std::vector<nlohmann::ordered_json> ResponseBuilder::StreamStart() {
   if (request_.endpoint != Endpoint::kChat) {
     if (!request_.echo) return {};
-    // Echo without logprobs, or of a one-token prompt (nothing to score): now. Else once the
-    // engine has scored the prompt (EchoChunks from the stream).
+    // Echo without logprobs, or of a prompt with nothing to score (one token; none after a
+    // seq2seq source): now. Else once the engine has scored the prompt (EchoChunks from the
+    // stream).
     static const std::vector<engine::GeneratedTokenLogprobs> kNoScores;
     std::vector<nlohmann::ordered_json> chunks;
     for (int64_t prompt = 0; prompt < PromptCount(); ++prompt) {
       std::vector<nlohmann::ordered_json> echo;
       if (!request_.generation.logprobs.prompt) {
         echo = EchoChunks(prompt, nullptr);
-      } else if (PromptIds(prompt).size() <= 1) {
+      } else if (PromptIds(prompt).size() <= UnscoredPromptTokens()) {
         echo = EchoChunks(prompt, &kNoScores);
       }
       for (nlohmann::ordered_json& chunk : echo) chunks.push_back(std::move(chunk));

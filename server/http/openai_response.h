@@ -46,11 +46,15 @@ class LogprobsFormatter {
 
   // The "logprobs" member of a choice for these tokens (null when there are none).
   nlohmann::ordered_json Format(const std::vector<engine::GeneratedTokenLogprobs>& logprobs);
-  // Completions' echo: the prompt's tokens in the completions shape, the first with null for
-  // its log probability and alternatives, the rest from `scores` (TokenChunk::prompt_logprobs:
-  // prompt tokens 1..size-1). Call before Format for the same choice (the text offsets run on).
+  // Completions' echo: the prompt's tokens in the completions shape, with their scores
+  // (TokenChunk::prompt_logprobs). `unscored_first` tokens lead with null for their log
+  // probability and alternatives: 1 for a decoder-only prompt, whose first token has nothing
+  // before it (scores are for tokens 1..size-1), 0 for an encoder-decoder one, whose decoder
+  // read decoder_start_id before it (scores are for every token). Call before Format for the
+  // same choice (the text offsets run on).
   nlohmann::ordered_json FormatPrompt(std::span<const int32_t> prompt_ids,
-                                      const std::vector<engine::GeneratedTokenLogprobs>& scores);
+                                      const std::vector<engine::GeneratedTokenLogprobs>& scores,
+                                      size_t unscored_first);
 
  private:
   // One token of the completions shape; `scored` null: null log probability and alternatives.
@@ -115,6 +119,8 @@ class ResponseBuilder {
   int64_t ChoiceCount() const;
   int64_t PromptCount() const { return 1 + static_cast<int64_t>(request_.further_prompts.size()); }
   const std::vector<int32_t>& PromptIds(int64_t prompt) const;
+  // The leading prompt tokens the engine cannot score (LogprobsFormatter::FormatPrompt).
+  size_t UnscoredPromptTokens() const;
   const std::string& EchoText(int64_t prompt) const;
   // Choice `index`'s formatter (made on first use).
   LogprobsFormatter& Formatter(int32_t index);

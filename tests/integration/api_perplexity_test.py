@@ -12,38 +12,14 @@ server's prefix cache holds the prompt's blocks (which prompt scoring must not u
 
 import http.client
 import json
-import re
 import subprocess
 import sys
 import tempfile
-import time
+
+from loopback_server import fail, start_server
 
 WINDOW = 200
 RELATIVE_TOLERANCE = 1e-4
-
-
-def fail(message):
-    print(f"FAIL: {message}")
-    sys.exit(1)
-
-
-def start_server(server, model_dir):
-    process = subprocess.Popen(
-        [server, f"--model={model_dir}", "--listen=127.0.0.1:0", "--metrics-listen=127.0.0.1:0",
-         "--http-listen=127.0.0.1:0", "--threads=1", "--max-slots=2", "--prefix-block=32"],
-        stderr=subprocess.PIPE, text=True)
-    log = ""
-    deadline = time.time() + 60
-    while time.time() < deadline:
-        line = process.stderr.readline()
-        if not line:
-            break
-        log += line
-        match = re.search(r"HTTP API on http://127\.0\.0\.1:([0-9]+)", log)
-        if match and "listening on" in log:
-            return process, int(match.group(1))
-    process.kill()
-    fail(f"the server did not start:\n{log}")
 
 
 def api_nll(port, prompt_ids):
@@ -78,7 +54,8 @@ def main():
     if expected["tokens"] != WINDOW:
         fail(f"slotserve-perplexity scored {expected['tokens']} tokens, not {WINDOW}")
 
-    process, port = start_server(server, model_dir)
+    process, port, _ = start_server(server, model_dir, "--threads=1", "--max-slots=2",
+                                    "--prefix-block=32")
     try:
         for attempt in ("first", "with the prompt's blocks in the prefix cache"):
             nll = api_nll(port, [bos] + window)

@@ -31,8 +31,9 @@ def build_request(prompt, *, max_new_tokens=None, min_new_tokens=None, temperatu
     `length_penalty`-ed score (score = logprob_sum / length ** length_penalty). `source`: for an encoder-decoder model
     (ModelInfo.is_seq2seq), the text or token ids to translate; `prompt` is then an optional
     target prefix (None or "" for none). `prompt_logprobs` (with `logprobs`): also score the
-    prompt, each token after the first given those before it (Chunk.prompt_logprobs of the
-    first chunk, Completion.prompt_logprobs). `logit_bias`: {token id: bias in [-100, 100]}
+    prompt, each token after the first given those before it, or beside a `source` every
+    token, the first given the decoder's start token (Chunk.prompt_logprobs of the first chunk,
+    Completion.prompt_logprobs). `logit_bias`: {token id: bias in [-100, 100]}
     added to those tokens' logits before each token is chosen (-100 in effect bans a token,
     +100 forces it; logprobs stay the model's raw distribution)."""
     request = pb.GenerateRequest(request_id=request_id)

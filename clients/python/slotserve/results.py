@@ -23,7 +23,8 @@ class Chunk:
     text: str
     logprobs: List[TokenLogprob] = field(default_factory=list)
     choice_index: int = 0  # which of the request's n choices the tokens belong to
-    # prompt_logprobs=True: prompt tokens 1.. scored, in choice 0's first chunk only.
+    # prompt_logprobs=True: prompt tokens 1.. scored (0.. beside a source), in choice 0's first
+    # chunk only.
     prompt_logprobs: List[TokenLogprob] = field(default_factory=list)
 
 
