@@ -33,8 +33,7 @@ absl::StatusOr<PairTotals> ScoreSentencePairs(LanguageModel& model,
   const Seq2seqShape* shape = model.seq2seq();
   if (shape == nullptr) {
     return absl::InvalidArgumentError(
-        "sentence pairs score an encoder-decoder model; this one "
-        "is decoder-only");
+        "sentence pairs score an encoder-decoder model; this one is decoder-only");
   }
   const int vocab = model.config().vocab_size;
   const int32_t eos = model.config().eos_id;

@@ -157,11 +157,10 @@ absl::StatusOr<std::vector<std::vector<int32_t>>> ReadBooks(const std::string& p
   return ReadIdLines("--ids", path, EmptyLines::kSkip);
 }
 
-// Seconds on the steady clock since `start` (itself a reading of this function from 0).
-double SecondsSince(double start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-             .count() -
-         start;
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
 struct Totals {
@@ -218,7 +217,7 @@ absl::StatusOr<Totals> Evaluate(const PerplexityOptions& options, LanguageModel&
 
 // The decoder-only protocol: windows of books.
 absl::Status RunWindows(const PerplexityOptions& options, LanguageModel& model,
-                        const std::vector<std::vector<int32_t>>& books, double started_seconds) {
+                        const std::vector<std::vector<int32_t>>& books, Clock::time_point started) {
   if (model.seq2seq() != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         options.model_dir, " is an encoder-decoder model: give --source-ids and --target-ids"));
@@ -231,13 +230,13 @@ absl::Status RunWindows(const PerplexityOptions& options, LanguageModel& model,
       AttentionKindName(model.config().attention.kind), totals.tokens, totals.windows,
       options.window, totals.nll, std::exp(totals.nll / static_cast<double>(totals.tokens)),
       model.state_bytes_per_request(), kernels::BackendName(options.backend),
-      SecondsSince(started_seconds));
+      SecondsSince(started));
   return absl::OkStatus();
 }
 
 // The encoder-decoder protocol: sentence pairs (seq2seq_perplexity.h).
 absl::Status RunPairs(const PerplexityOptions& options, LanguageModel& model,
-                      const std::vector<SentencePair>& pairs, double started_seconds) {
+                      const std::vector<SentencePair>& pairs, Clock::time_point started) {
   if (model.seq2seq() == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrCat(options.model_dir,
@@ -253,12 +252,12 @@ absl::Status RunPairs(const PerplexityOptions& options, LanguageModel& model,
       AttentionKindName(model.config().attention.kind), model.seq2seq()->cross_kind, totals.tokens,
       totals.pairs, totals.nll, std::exp(totals.nll / static_cast<double>(totals.tokens)),
       model.state_bytes_per_request(), kernels::BackendName(options.backend),
-      SecondsSince(started_seconds));
+      SecondsSince(started));
   return absl::OkStatus();
 }
 
 absl::Status Run(const PerplexityOptions& options) {
-  const double started = SecondsSince(0.0);
+  const Clock::time_point started = Clock::now();
   // The inputs are read first, so a bad file fails before a model loads.
   std::vector<std::vector<int32_t>> books;
   std::vector<SentencePair> pairs;
