@@ -10,28 +10,21 @@ server's prefix cache holds the prompt's blocks (which prompt scoring must not u
     api_perplexity_test.py SERVER PERPLEXITY_TOOL MODEL_DIR IDS_FILE
 """
 
-import http.client
 import json
 import subprocess
 import sys
 import tempfile
 
-from loopback_server import fail, start_server
+from loopback_server import fail, post_completion, start_server
 
 WINDOW = 200
 RELATIVE_TOLERANCE = 1e-4
 
 
 def api_nll(port, prompt_ids):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
     body = {"prompt": prompt_ids, "max_tokens": 1, "temperature": 0, "echo": True,
             "logprobs": 0}
-    connection.request("POST", "/v1/completions", json.dumps(body),
-                       {"Content-Type": "application/json"})
-    response = connection.getresponse()
-    answer = json.loads(response.read())
-    if response.status != 200:
-        fail(f"HTTP {response.status}: {answer}")
+    answer = json.loads(post_completion(port, body))
     logprobs = answer["choices"][0]["logprobs"]["token_logprobs"]
     if len(logprobs) != len(prompt_ids) + 1 or logprobs[0] is not None:
         fail(f"expected {len(prompt_ids)} prompt entries (the first null) and one generated, "

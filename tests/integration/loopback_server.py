@@ -1,6 +1,9 @@
 """A real slotserve-server on free loopback ports, for the Python integration tests: started with
-port 0 for gRPC, HTTP and metrics, and the ports it chose read from its start-up line."""
+port 0 for gRPC, HTTP and metrics, and the ports it chose read from its start-up line; and a
+completions request to its HTTP API."""
 
+import http.client
+import json
 import re
 import subprocess
 import sys
@@ -32,3 +35,16 @@ def start_server(server, model_dir, *flags):
             return process, int(http_port.group(1)), int(grpc_port.group(1))
     process.kill()
     fail(f"the server did not start:\n{log}")
+
+
+def post_completion(port, body):
+    """The body of POST /v1/completions with `body` as JSON (a stream's events as they came);
+    fails the test on any status but 200."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    connection.request("POST", "/v1/completions", json.dumps(body),
+                       {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    raw = response.read().decode()
+    if response.status != 200:
+        fail(f"HTTP {response.status} for {json.dumps(body)[:200]}: {raw}")
+    return raw

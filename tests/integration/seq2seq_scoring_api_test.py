@@ -13,7 +13,6 @@ not, and an empty prompt echoes nothing but is still answered.
     seq2seq_scoring_api_test.py SERVER PERPLEXITY_TOOL MODEL_DIR SOURCE_IDS TARGET_IDS
 """
 
-import http.client
 import json
 import os
 import subprocess
@@ -21,21 +20,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from loopback_server import fail, start_server
+from loopback_server import fail, post_completion, start_server
 
 PAIRS = 4
 RELATIVE_TOLERANCE = 1e-4
-
-
-def post(port, body):
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    connection.request("POST", "/v1/completions", json.dumps(body),
-                       {"Content-Type": "application/json"})
-    response = connection.getresponse()
-    raw = response.read().decode()
-    if response.status != 200:
-        fail(f"HTTP {response.status} for {json.dumps(body)[:200]}: {raw}")
-    return raw
 
 
 def scoring_body(source, target, eos, stream):
@@ -45,14 +33,15 @@ def scoring_body(source, target, eos, stream):
 
 def api_logprobs(port, source, target, eos):
     """Every token_logprob of the answer, not streamed: the prompt's, then the generated one."""
-    answer = json.loads(post(port, scoring_body(source, target, eos, stream=False)))
+    answer = json.loads(post_completion(port, scoring_body(source, target, eos, stream=False)))
     return answer["choices"][0]["logprobs"]["token_logprobs"]
 
 
 def streamed_logprobs(port, source, target, eos):
     """The same, gathered from the stream's chunks in order."""
     logprobs = []
-    for line in post(port, scoring_body(source, target, eos, stream=True)).splitlines():
+    events = post_completion(port, scoring_body(source, target, eos, stream=True))
+    for line in events.splitlines():
         if not line.startswith("data: ") or line == "data: [DONE]":
             continue
         for choice in json.loads(line[len("data: "):])["choices"]:
@@ -117,13 +106,14 @@ def main():
         # and the generated token is still scored.
         body = scoring_body(pairs[0][0], [], eos, stream=False)
         del body["prompt"]
-        choice = json.loads(post(port, body))["choices"][0]
+        choice = json.loads(post_completion(port, body))["choices"][0]
         logprobs = choice["logprobs"]["token_logprobs"]
         if len(logprobs) != 1 or logprobs[0] is None or choice["logprobs"]["tokens"] != [""]:
             fail(f"no prompt: expected only the generated eos with its logprob, got "
                  f"{json.dumps(choice)}")
         body["stream"] = True
-        chunks = [json.loads(line[len("data: "):]) for line in post(port, body).splitlines()
+        events = post_completion(port, body).splitlines()
+        chunks = [json.loads(line[len("data: "):]) for line in events
                   if line.startswith("data: ") and line != "data: [DONE]"]
         streamed = [v for chunk in chunks for c in chunk["choices"] if c.get("logprobs")
                     for v in c["logprobs"]["token_logprobs"]]
