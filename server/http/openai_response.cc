@@ -87,23 +87,28 @@ nlohmann::ordered_json LogprobsFormatter::FormatPrompt(
     std::span<const int32_t> prompt_ids, const std::vector<engine::GeneratedTokenLogprobs>& scores,
     size_t unscored_first) {
   CompletionsLogprobs out;
-  // As the prompt decodes: its first token with text drops SentencePiece's dummy-prefix space,
-  // so that the offsets index the echoed text.
-  const int64_t start = text_offset_;
+  // The prompt starts its sequence: its first token with text drops SentencePiece's
+  // dummy-prefix space, as the prompt decodes, so that the offsets index the echoed text.
+  text_before_ = false;
   for (size_t i = 0; i < prompt_ids.size(); ++i) {
     // Token i is scored by scores[i - unscored_first].
     const engine::GeneratedTokenLogprobs* score =
         i >= unscored_first && i - unscored_first < scores.size() ? &scores[i - unscored_first]
                                                                   : nullptr;
-    AddCompletionsToken(prompt_ids[i], score, &out, /*at_sequence_start=*/text_offset_ == start);
+    AddCompletionsToken(prompt_ids[i], score, &out);
   }
   return out.Json();
 }
 
 void LogprobsFormatter::AddCompletionsToken(int32_t id,
                                             const engine::GeneratedTokenLogprobs* scored,
-                                            CompletionsLogprobs* out, bool at_sequence_start) {
+                                            CompletionsLogprobs* out) {
+  const bool at_sequence_start = !text_before_;
   const std::string text = TokenText(id, at_sequence_start);
+  // As engine::IncrementalDetokenizer: the sequence starts until a token yields bytes.
+  if (tokenizer_ == nullptr || !tokenizer_->TokenBytes(id, at_sequence_start).empty()) {
+    text_before_ = true;
+  }
   out->tokens.push_back(text);
   if (scored == nullptr) {
     out->token_logprobs.push_back(nullptr);
@@ -113,7 +118,7 @@ void LogprobsFormatter::AddCompletionsToken(int32_t id,
     // As vLLM: the alternatives and the chosen token, keyed by their text.
     nlohmann::ordered_json top = nlohmann::ordered_json::object();
     for (const engine::TokenLogprob& alternative : scored->top) {
-      top[TokenText(alternative.id)] = ReportedLogprob(alternative.logprob);
+      top[TokenText(alternative.id, at_sequence_start)] = ReportedLogprob(alternative.logprob);
     }
     top[text] = ReportedLogprob(scored->chosen.logprob);
     out->top_logprobs.push_back(std::move(top));
@@ -226,7 +231,18 @@ const std::string& ResponseBuilder::EchoText(int64_t prompt) const {
 }
 
 LogprobsFormatter& ResponseBuilder::Formatter(int32_t index) {
-  return logprobs_.try_emplace(index, tokenizer_, request_.endpoint).first->second;
+  const auto found = logprobs_.find(index);
+  if (found != logprobs_.end()) return found->second;
+  return logprobs_.try_emplace(index, tokenizer_, request_.endpoint, PromptHasText(PromptOf(index)))
+      .first->second;
+}
+
+bool ResponseBuilder::PromptHasText(int64_t prompt) const {
+  if (tokenizer_ == nullptr) return true;
+  for (int32_t id : PromptIds(prompt)) {
+    if (!tokenizer_->TokenBytes(id, /*at_sequence_start=*/true).empty()) return true;
+  }
+  return false;
 }
 
 nlohmann::ordered_json ResponseBuilder::EchoLogprobs(

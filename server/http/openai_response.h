@@ -40,9 +40,13 @@ void AppendCompletionsLogprobs(const nlohmann::ordered_json& more, nlohmann::ord
 // Formats logprobs; keeps the text offset of the completions shape across stream chunks.
 class LogprobsFormatter {
  public:
-  // `tokenizer` may be null: tokens are then named "token_id:<id>".
-  LogprobsFormatter(const engine::Tokenizer* tokenizer, Endpoint endpoint)
-      : tokenizer_(tokenizer), endpoint_(endpoint) {}
+  // `tokenizer` may be null: tokens are then named "token_id:<id>". `prompt_has_text`: the
+  // choice's prompt decodes to some text (ResponseBuilder: as the engine's detokenizer primed
+  // on it decides). Without it (a seq2seq request with no target prefix, a decoder-only prompt
+  // of only BOS) the first generated token starts the sequence and reads as the choice's text
+  // does: without SentencePiece's dummy-prefix space.
+  LogprobsFormatter(const engine::Tokenizer* tokenizer, Endpoint endpoint, bool prompt_has_text)
+      : tokenizer_(tokenizer), endpoint_(endpoint), text_before_(prompt_has_text) {}
 
   // The "logprobs" member of a choice for these tokens (null when there are none).
   nlohmann::ordered_json Format(const std::vector<engine::GeneratedTokenLogprobs>& logprobs);
@@ -58,8 +62,11 @@ class LogprobsFormatter {
 
  private:
   // One token of the completions shape; `scored` null: null log probability and alternatives.
+  // The token and its alternatives read as they would at this place in the sequence, so that
+  // the tokens concatenate to the text and the chosen one's key among its alternatives is the
+  // key it would have as one of them.
   void AddCompletionsToken(int32_t id, const engine::GeneratedTokenLogprobs* scored,
-                           CompletionsLogprobs* out, bool at_sequence_start = false);
+                           CompletionsLogprobs* out);
   // `at_sequence_start`: no text before it in its sequence (engine::Tokenizer::TokenBytes).
   std::string TokenText(int32_t id, bool at_sequence_start = false) const;
   // Chat's "bytes": the token's exact bytes (empty without a tokenizer).
@@ -68,6 +75,7 @@ class LogprobsFormatter {
   const engine::Tokenizer* tokenizer_;
   Endpoint endpoint_;
   int64_t text_offset_ = 0;  // characters of the token texts before the next token
+  bool text_before_;         // some token before the next one had text (tokenizer.h)
 };
 
 // One choice's whole output, for an answer that is not streamed.
@@ -121,6 +129,8 @@ class ResponseBuilder {
   const std::vector<int32_t>& PromptIds(int64_t prompt) const;
   // The leading prompt tokens the engine cannot score (LogprobsFormatter::FormatPrompt).
   size_t UnscoredPromptTokens() const;
+  // Whether prompt `prompt` decodes to any text (engine::IncrementalDetokenizer::Prime's rule).
+  bool PromptHasText(int64_t prompt) const;
   const std::string& EchoText(int64_t prompt) const;
   // Choice `index`'s formatter (made on first use).
   LogprobsFormatter& Formatter(int32_t index);

@@ -199,7 +199,7 @@ TEST(OpenAiResponseTest, CompletionLogprobsKeepTheirTextOffsetAcrossChunks) {
   ASSERT_NE(tokenizer, nullptr);
   const std::vector<int32_t> ids = *tokenizer->Encode("the beginning");
   ASSERT_GE(ids.size(), 2u);
-  LogprobsFormatter formatter(tokenizer, Endpoint::kCompletions);
+  LogprobsFormatter formatter(tokenizer, Endpoint::kCompletions, /*prompt_has_text=*/true);
   const ordered_json first = formatter.Format(Logprobs({ids[0]}));
   const ordered_json second = formatter.Format(Logprobs({ids[1]}));
   const std::string first_text(tokenizer->TokenBytes(ids[0]));
@@ -212,8 +212,93 @@ TEST(OpenAiResponseTest, CompletionLogprobsKeepTheirTextOffsetAcrossChunks) {
   EXPECT_TRUE(formatter.Format({}).is_null());
 }
 
+// The tokens of a choice's logprobs concatenate to its text; tokens[0] of a choice whose
+// prompt has no text (a translation without a target prefix, a prompt of only BOS) therefore
+// reads without SentencePiece's dummy-prefix space, as the engine's detokenizer gives the text,
+// and so do its alternatives: the chosen token is one key among them, not two.
+TEST(OpenAiResponseTest, LogprobsOfAChoiceThatStartsItsSequenceReadAsItsText) {
+  const engine::Tokenizer* tokenizer = engine::testing::TinyTokenizerOrFail();
+  ASSERT_NE(tokenizer, nullptr);
+  const std::vector<int32_t> ids = *tokenizer->Encode("the beginning");
+  ASSERT_GE(ids.size(), 2u);
+  ASSERT_EQ(tokenizer->TokenBytes(ids[0]), " the");  // the dummy prefix it decodes without
+  const std::string text = tokenizer->Decode(ids);
+  ASSERT_EQ(text, "the beginning");
+
+  struct Case {
+    const char* what;
+    std::vector<int32_t> prompt_ids;
+    std::vector<int32_t> source_ids;
+    std::string want_first;
+  };
+  const std::vector<Case> cases = {
+      {"seq2seq, no target prefix", {}, {5, 6}, "the"},
+      {"decoder-only, BOS alone", {tokenizer->bos_id()}, {}, "the"},
+      {"decoder-only, a prompt with text", *tokenizer->Encode("In"), {}, " the"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    OpenAiRequest completion = Request(Endpoint::kCompletions);
+    completion.generation.prompt_ids = c.prompt_ids;
+    completion.generation.source_ids = c.source_ids;
+    completion.generation.logprobs = {.enabled = true};
+    const std::string choice_text = c.want_first == "the" ? text : " " + text;
+    for (const bool streamed : {false, true}) {
+      ResponseBuilder builder(completion, kHeader, tokenizer);
+      ordered_json logprobs;
+      if (streamed) {  // one chunk per token: the formatter keeps where the sequence is
+        for (int32_t id : ids) {
+          engine::TokenChunk chunk = Chunk({id}, "");
+          chunk.logprobs = Logprobs({id});
+          AppendCompletionsLogprobs(
+              (*builder.StreamChunk(chunk, nullptr))["choices"][0]["logprobs"], &logprobs);
+        }
+      } else {
+        engine::TokenChunk chunk = Chunk(ids, choice_text);
+        chunk.logprobs = Logprobs(ids);
+        logprobs = builder.Complete(
+            {{chunk, Finished(engine::FinishReason::kLength, 1, 2)}})["choices"][0]["logprobs"];
+      }
+      std::string joined;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_EQ(logprobs["text_offset"][i], static_cast<int64_t>(joined.size()));  // ASCII
+        joined += logprobs["tokens"][i].get<std::string>();
+      }
+      EXPECT_EQ(joined, choice_text);
+      EXPECT_EQ(logprobs["tokens"][0], c.want_first);
+      // Logprobs() lists the chosen id and id + 1 as the alternatives.
+      EXPECT_EQ(logprobs["top_logprobs"][0].size(), 2u) << logprobs["top_logprobs"][0].dump();
+      EXPECT_TRUE(logprobs["top_logprobs"][0].contains(c.want_first));
+    }
+  }
+}
+
+// An echoed target prefix of a translation is scored from its first token (the decoder read
+// decoder_start_id before it): that token's alternatives read as it does, at the start.
+TEST(OpenAiResponseTest, AnEchoedTargetPrefixKeysItsFirstAlternativesAsItsText) {
+  const engine::Tokenizer* tokenizer = engine::testing::TinyTokenizerOrFail();
+  ASSERT_NE(tokenizer, nullptr);
+  OpenAiRequest completion = Request(Endpoint::kCompletions);
+  completion.generation.prompt_ids = *tokenizer->Encode("the beginning");
+  completion.generation.source_ids = {5, 6};
+  completion.generation.logprobs = {.enabled = true, .prompt = true};
+  completion.echo = true;
+  completion.echo_text = "the beginning";
+  ResponseBuilder builder(completion, kHeader, tokenizer);
+  const std::vector<engine::GeneratedTokenLogprobs> scores =
+      Logprobs(completion.generation.prompt_ids);
+  const ordered_json echo = builder.EchoChunks(0, &scores)[0]["choices"][0]["logprobs"];
+  EXPECT_EQ(echo["tokens"][0], "the");
+  EXPECT_EQ(echo["top_logprobs"][0].size(), 2u) << echo["top_logprobs"][0].dump();
+  EXPECT_EQ(echo["top_logprobs"][0]["the"], -0.5);
+  // The generated tokens after it have text before them.
+  engine::TokenChunk chunk = Chunk({completion.generation.prompt_ids[0]}, " the");
+  chunk.logprobs = Logprobs(chunk.ids);
+  EXPECT_EQ((*builder.StreamChunk(chunk, nullptr))["choices"][0]["logprobs"]["tokens"][0], " the");
+}
+
 TEST(OpenAiResponseTest, ChatLogprobsCarryBytesAndAlternatives) {
-  LogprobsFormatter formatter(nullptr, Endpoint::kChat);
+  LogprobsFormatter formatter(nullptr, Endpoint::kChat, /*prompt_has_text=*/true);
   std::vector<engine::GeneratedTokenLogprobs> logprobs = Logprobs({4});
   logprobs[0].chosen.logprob = -std::numeric_limits<float>::infinity();
   const ordered_json content = formatter.Format(logprobs)["content"];
