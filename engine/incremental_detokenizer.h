@@ -26,6 +26,8 @@ class IncrementalDetokenizer {
   std::string Push(int32_t id);
   // End of the sequence: returns what is still held (each stray byte as U+FFFD).
   std::string Flush();
+  // No text yet: the next token's leading space is dropped (Tokenizer::TokenBytes).
+  bool at_sequence_start() const { return at_sequence_start_; }
 
  private:
   // Moves every complete (or definitely invalid) character from pending_ to the result.

@@ -89,7 +89,7 @@ nlohmann::ordered_json LogprobsFormatter::FormatPrompt(
   CompletionsLogprobs out;
   // The prompt starts its sequence: its first token with text drops SentencePiece's
   // dummy-prefix space, as the prompt decodes, so that the offsets index the echoed text.
-  text_before_ = false;
+  if (tokenizer_ != nullptr) text_.emplace(tokenizer_);
   for (size_t i = 0; i < prompt_ids.size(); ++i) {
     // Token i is scored by scores[i - unscored_first].
     const engine::GeneratedTokenLogprobs* score =
@@ -103,12 +103,12 @@ nlohmann::ordered_json LogprobsFormatter::FormatPrompt(
 void LogprobsFormatter::AddCompletionsToken(int32_t id,
                                             const engine::GeneratedTokenLogprobs* scored,
                                             CompletionsLogprobs* out) {
-  const bool at_sequence_start = !text_before_;
-  const std::string text = TokenText(id, at_sequence_start);
-  // As engine::IncrementalDetokenizer: the sequence starts until a token yields bytes.
-  if (tokenizer_ == nullptr || !tokenizer_->TokenBytes(id, at_sequence_start).empty()) {
-    text_before_ = true;
+  if (tokenizer_ != nullptr && !text_.has_value()) {
+    text_.emplace(tokenizer_);
+    text_->Prime(prompt_ids_);
   }
+  const bool at_sequence_start = text_.has_value() && text_->at_sequence_start();
+  const std::string text = TokenText(id, at_sequence_start);
   out->tokens.push_back(text);
   if (scored == nullptr) {
     out->token_logprobs.push_back(nullptr);
@@ -124,7 +124,9 @@ void LogprobsFormatter::AddCompletionsToken(int32_t id,
     out->top_logprobs.push_back(std::move(top));
   }
   out->text_offset.push_back(text_offset_);
-  text_offset_ += CodePoints(text);
+  // The characters this token completes: none for the first bytes of a split character, which
+  // the token completing it then adds.
+  text_offset_ += CodePoints(text_.has_value() ? text_->Push(id) : text);
 }
 
 nlohmann::ordered_json CompletionsLogprobs::Json() {
@@ -231,18 +233,8 @@ const std::string& ResponseBuilder::EchoText(int64_t prompt) const {
 }
 
 LogprobsFormatter& ResponseBuilder::Formatter(int32_t index) {
-  const auto found = logprobs_.find(index);
-  if (found != logprobs_.end()) return found->second;
-  return logprobs_.try_emplace(index, tokenizer_, request_.endpoint, PromptHasText(PromptOf(index)))
+  return logprobs_.try_emplace(index, tokenizer_, request_.endpoint, PromptIds(PromptOf(index)))
       .first->second;
-}
-
-bool ResponseBuilder::PromptHasText(int64_t prompt) const {
-  if (tokenizer_ == nullptr) return true;
-  for (int32_t id : PromptIds(prompt)) {
-    if (!tokenizer_->TokenBytes(id, /*at_sequence_start=*/true).empty()) return true;
-  }
-  return false;
 }
 
 nlohmann::ordered_json ResponseBuilder::EchoLogprobs(

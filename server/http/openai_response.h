@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 #include "engine/generation_events.h"
+#include "engine/incremental_detokenizer.h"
 #include "engine/tokenizer.h"
 #include "server/http/openai_request.h"
 
@@ -40,13 +41,14 @@ void AppendCompletionsLogprobs(const nlohmann::ordered_json& more, nlohmann::ord
 // Formats logprobs; keeps the text offset of the completions shape across stream chunks.
 class LogprobsFormatter {
  public:
-  // `tokenizer` may be null: tokens are then named "token_id:<id>". `prompt_has_text`: the
-  // choice's prompt decodes to some text (ResponseBuilder: as the engine's detokenizer primed
-  // on it decides). Without it (a seq2seq request with no target prefix, a decoder-only prompt
-  // of only BOS) the first generated token starts the sequence and reads as the choice's text
-  // does: without SentencePiece's dummy-prefix space.
-  LogprobsFormatter(const engine::Tokenizer* tokenizer, Endpoint endpoint, bool prompt_has_text)
-      : tokenizer_(tokenizer), endpoint_(endpoint), text_before_(prompt_has_text) {}
+  // `tokenizer` may be null: tokens are then named "token_id:<id>". `prompt_ids`: the choice's
+  // prompt (it must outlive the formatter), which its generated text continues as the engine's
+  // detokenizer primed on it does: after a prompt without text (a seq2seq request with no
+  // target prefix, a decoder-only prompt of only BOS) the first generated token starts the
+  // sequence and reads without SentencePiece's dummy-prefix space.
+  LogprobsFormatter(const engine::Tokenizer* tokenizer, Endpoint endpoint,
+                    std::span<const int32_t> prompt_ids)
+      : tokenizer_(tokenizer), endpoint_(endpoint), prompt_ids_(prompt_ids) {}
 
   // The "logprobs" member of a choice for these tokens (null when there are none).
   nlohmann::ordered_json Format(const std::vector<engine::GeneratedTokenLogprobs>& logprobs);
@@ -64,7 +66,8 @@ class LogprobsFormatter {
   // One token of the completions shape; `scored` null: null log probability and alternatives.
   // The token and its alternatives read as they would at this place in the sequence, so that
   // the tokens concatenate to the text and the chosen one's key among its alternatives is the
-  // key it would have as one of them.
+  // key it would have as one of them. Its text offset counts the characters the text has
+  // before it: a character split over byte-fallback tokens (each shown as U+FFFD) counts once.
   void AddCompletionsToken(int32_t id, const engine::GeneratedTokenLogprobs* scored,
                            CompletionsLogprobs* out);
   // `at_sequence_start`: no text before it in its sequence (engine::Tokenizer::TokenBytes).
@@ -74,8 +77,11 @@ class LogprobsFormatter {
 
   const engine::Tokenizer* tokenizer_;
   Endpoint endpoint_;
-  int64_t text_offset_ = 0;  // characters of the token texts before the next token
-  bool text_before_;         // some token before the next one had text (tokenizer.h)
+  std::span<const int32_t> prompt_ids_;
+  int64_t text_offset_ = 0;  // characters of the text before the next token
+  // The text so far, as the engine decodes it (with a tokenizer; made on first use, primed on
+  // the prompt unless FormatPrompt starts it).
+  std::optional<engine::IncrementalDetokenizer> text_;
 };
 
 // One choice's whole output, for an answer that is not streamed.
@@ -129,8 +135,6 @@ class ResponseBuilder {
   const std::vector<int32_t>& PromptIds(int64_t prompt) const;
   // The leading prompt tokens the engine cannot score (LogprobsFormatter::FormatPrompt).
   size_t UnscoredPromptTokens() const;
-  // Whether prompt `prompt` decodes to any text (engine::IncrementalDetokenizer::Prime's rule).
-  bool PromptHasText(int64_t prompt) const;
   const std::string& EchoText(int64_t prompt) const;
   // Choice `index`'s formatter (made on first use).
   LogprobsFormatter& Formatter(int32_t index);

@@ -199,7 +199,8 @@ TEST(OpenAiResponseTest, CompletionLogprobsKeepTheirTextOffsetAcrossChunks) {
   ASSERT_NE(tokenizer, nullptr);
   const std::vector<int32_t> ids = *tokenizer->Encode("the beginning");
   ASSERT_GE(ids.size(), 2u);
-  LogprobsFormatter formatter(tokenizer, Endpoint::kCompletions, /*prompt_has_text=*/true);
+  const std::vector<int32_t> prompt = *tokenizer->Encode("In");
+  LogprobsFormatter formatter(tokenizer, Endpoint::kCompletions, prompt);
   const ordered_json first = formatter.Format(Logprobs({ids[0]}));
   const ordered_json second = formatter.Format(Logprobs({ids[1]}));
   const std::string first_text(tokenizer->TokenBytes(ids[0]));
@@ -273,6 +274,55 @@ TEST(OpenAiResponseTest, LogprobsOfAChoiceThatStartsItsSequenceReadAsItsText) {
   }
 }
 
+// A character the tokenizer has no piece for comes as byte-fallback tokens (<0xF0> <0x9F> ...),
+// each of which reads as U+FFFD in "tokens"; the offsets still index the text: a token's offset
+// is the number of characters the text completes before it, so the tokens of one split
+// character share its offset and the token after it starts one character later.
+TEST(OpenAiResponseTest, TextOffsetsIndexTheTextAcrossCharactersSplitIntoBytes) {
+  const engine::Tokenizer* tokenizer = engine::testing::TinyTokenizerOrFail();
+  ASSERT_NE(tokenizer, nullptr);
+  const std::vector<int32_t> prompt = *tokenizer->Encode("In");
+  int split_characters_seen = 0;
+  for (const std::string& sample : engine::testing::SampleTexts()) {
+    SCOPED_TRACE(sample);
+    const std::vector<int32_t> ids = *tokenizer->Encode(sample);
+    // The generated text after a prompt with text: every token's bytes, spaces kept.
+    std::string text;
+    std::vector<size_t> bytes_before;
+    for (int32_t id : ids) {
+      bytes_before.push_back(text.size());
+      text += tokenizer->TokenBytes(id);
+      if (tokenizer->IdToPiece(id).starts_with("<0x")) ++split_characters_seen;
+    }
+    // Characters of `text` that end within its first `bytes` bytes.
+    auto characters_within = [&](size_t bytes) {
+      int64_t count = 0;
+      for (size_t at = 0; at < text.size();) {
+        size_t end = at + 1;
+        while (end < text.size() && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) ++end;
+        if (end > bytes) break;
+        ++count;
+        at = end;
+      }
+      return count;
+    };
+    for (const bool streamed : {false, true}) {
+      LogprobsFormatter formatter(tokenizer, Endpoint::kCompletions, prompt);
+      ordered_json logprobs;
+      if (streamed) {
+        for (int32_t id : ids)
+          AppendCompletionsLogprobs(formatter.Format(Logprobs({id})), &logprobs);
+      } else {
+        logprobs = formatter.Format(Logprobs(ids));
+      }
+      for (size_t i = 0; i < ids.size(); ++i) {
+        EXPECT_EQ(logprobs["text_offset"][i], characters_within(bytes_before[i])) << "token " << i;
+      }
+    }
+  }
+  EXPECT_GT(split_characters_seen, 0) << "no sample text has a byte-fallback token";
+}
+
 // An echoed target prefix of a translation is scored from its first token (the decoder read
 // decoder_start_id before it): that token's alternatives read as it does, at the start.
 TEST(OpenAiResponseTest, AnEchoedTargetPrefixKeysItsFirstAlternativesAsItsText) {
@@ -298,7 +348,7 @@ TEST(OpenAiResponseTest, AnEchoedTargetPrefixKeysItsFirstAlternativesAsItsText) 
 }
 
 TEST(OpenAiResponseTest, ChatLogprobsCarryBytesAndAlternatives) {
-  LogprobsFormatter formatter(nullptr, Endpoint::kChat, /*prompt_has_text=*/true);
+  LogprobsFormatter formatter(nullptr, Endpoint::kChat, {});
   std::vector<engine::GeneratedTokenLogprobs> logprobs = Logprobs({4});
   logprobs[0].chosen.logprob = -std::numeric_limits<float>::infinity();
   const ordered_json content = formatter.Format(logprobs)["content"];
