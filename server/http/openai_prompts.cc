@@ -41,8 +41,9 @@ absl::StatusOr<SentPrompt> ReadOnePrompt(JsonParams& params, const nlohmann::jso
 absl::StatusOr<std::vector<SentPrompt>> ReadPrompts(JsonParams& params, const ServedModel& model,
                                                     bool echo) {
   const nlohmann::json* prompt = params.Get("prompt");
-  // Beside a seq2seq source the prompt is an optional target prefix.
-  if (model.seq2seq && (prompt == nullptr || *prompt == "")) return std::vector<SentPrompt>(1);
+  // Beside a seq2seq source the prompt is an optional target prefix: absent, "" and [] alike.
+  const bool no_prefix = prompt == nullptr || *prompt == "" || *prompt == nlohmann::json::array();
+  if (model.seq2seq && no_prefix) return std::vector<SentPrompt>(1);
   if (prompt == nullptr) {
     return Invalid("prompt", "prompt is required: a string or an array of token ids");
   }

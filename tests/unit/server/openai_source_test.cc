@@ -60,6 +60,13 @@ TEST_F(OpenAiSourceTest, SourceIdsPassAsGiven) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->generation.source_ids, (std::vector<int32_t>{5, 6, 7}));
   EXPECT_TRUE(parsed->generation.prompt_ids.empty());
+  // No target prefix as token ids: [] means what "" means (a decoder-only prompt may not be
+  // empty).
+  parsed = ParseCompletionRequest({{"source", {5, 6, 7}}, {"prompt", json::array()}}, seq2seq_);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(parsed->generation.prompt_ids.empty());
+  EXPECT_EQ(Error(ParseCompletionRequest({{"prompt", json::array()}}, decoder_only_)).param,
+            "prompt");
 }
 
 TEST_F(OpenAiSourceTest, RefusalsNameTheParameter) {
