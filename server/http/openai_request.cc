@@ -37,6 +37,16 @@ absl::Status ReadBeam(JsonParams& params, int64_t n, int64_t best_of,
                                            "\"use_beam_search\": true, got ",
                                            best_of));
   }
+  // Refused here, in this API's words: the engine's refusal ("logprobs.enabled must be false")
+  // would quote a boolean where the client sent a count.
+  const nlohmann::json* logprobs = params.Get("logprobs");
+  if (logprobs != nullptr && !logprobs->is_null() && *logprobs != false) {
+    return Invalid("logprobs",
+                   absl::StrCat("logprobs must be left out with \"use_beam_search\": true (each "
+                                "choice is a hypothesis ranked by its summed log probability; "
+                                "no per-token logprobs), got ",
+                                logprobs->dump()));
+  }
   float length_penalty = 0.0f;
   SLOTSERVE_RETURN_IF_ERROR(params.Float("length_penalty", &length_penalty));
   generation->beam = {.width = best_of, .length_penalty = length_penalty, .n_best = n};

@@ -197,6 +197,15 @@ TEST_F(OpenAiRequestTest, BeamSearchReachesTheEngineAsBeamOptions) {
   EXPECT_EQ(error.message, "length_penalty needs \"use_beam_search\": true");
   error = CompletionError({{"prompt", "x"}, {"use_beam_search", "yes"}});
   EXPECT_EQ(error.param, "use_beam_search");
+  // The count the client sent is quoted, not the engine's boolean.
+  error = CompletionError(
+      {{"prompt", "x"}, {"use_beam_search", true}, {"best_of", 2}, {"logprobs", 3}});
+  EXPECT_EQ(error.param, "logprobs");
+  EXPECT_TRUE(absl::EndsWith(error.message, "got 3")) << error.message;
+  EXPECT_TRUE(
+      Completion(
+          {{"prompt", "x"}, {"use_beam_search", true}, {"best_of", 2}, {"logprobs", nullptr}})
+          .generation.beam.enabled());
 }
 
 TEST_F(OpenAiRequestTest, TokenIdPromptsAreUsedAsGivenAndNullMeansUnset) {
