@@ -166,6 +166,7 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   SLOTSERVE_ASSIGN_OR_RETURN(http::ChatTemplate chat_template,
                              http::ChatTemplate::LoadFromModelDir(model_dir));
   const std::string template_origin = chat_template.origin();
+  if (scheduler.tokenizer() != nullptr) chat_template.AddStopsAsWrittenBy(*scheduler.tokenizer());
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
   model.seq2seq = scheduler.seq2seq() != nullptr;
   model.eos_id = scheduler.model_config().eos_id;

@@ -1,5 +1,6 @@
 #include "server/http/chat_template.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <utility>
@@ -42,6 +43,22 @@ absl::Status CheckText(const std::string& source, const std::string& key,
 }
 
 }  // namespace
+
+void ChatTemplate::AddStopsAsWrittenBy(const engine::Tokenizer& tokenizer) {
+  const std::vector<std::string> stops = stop_;
+  for (const std::string& stop : stops) {
+    // Behind a letter, as the stop appears after a model's words: the round trip then keeps
+    // (or normalises) its leading whitespace instead of dropping it as the sequence's start.
+    const absl::StatusOr<std::vector<int32_t>> ids = tokenizer.Encode("a" + stop);
+    if (!ids.ok()) continue;
+    const std::string written = tokenizer.Decode(*ids);
+    if (written.size() < 2 || written[0] != 'a') continue;
+    std::string as_written = written.substr(1);
+    if (std::find(stop_.begin(), stop_.end(), as_written) == stop_.end()) {
+      stop_.push_back(std::move(as_written));
+    }
+  }
+}
 
 ChatTemplate ChatTemplate::Default() {
   ChatTemplate chat_template;

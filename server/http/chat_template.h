@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/tokenizer.h"
 
 namespace slotserve::server::http {
 
@@ -56,6 +57,11 @@ class ChatTemplate {
   // The prompt text: every message rendered in order, then the generation prompt when asked.
   std::string Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
   const std::vector<std::string>& stop() const { return stop_; }
+  // Adds each stop as `tokenizer` writes it in generated text, where that differs: a tokenizer
+  // that normalises whitespace (SentencePiece's default maps a newline to a space) can never
+  // write the default "\nuser:", so its models end a turn at " user:". The rendered prompt
+  // reads the same way: each message's newline became a space.
+  void AddStopsAsWrittenBy(const engine::Tokenizer& tokenizer);
   // "default" or the file it was read from, for the start-up line.
   const std::string& origin() const { return origin_; }
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "absl/strings/match.h"
+#include "tests/unit/engine/tiny_tokenizer.h"
 
 namespace slotserve::server::http {
 namespace {
@@ -21,6 +22,28 @@ TEST(ChatTemplateTest, DefaultIsRoleColonContentLinesThenTheAssistantPrompt) {
   EXPECT_EQ(chat_template.roles(), (std::vector<std::string>{"assistant", "system", "user"}));
   EXPECT_FALSE(chat_template.AcceptsRole("tool"));
   EXPECT_EQ(chat_template.origin(), "default");
+}
+
+// A SentencePiece model with the default normaliser writes a newline as a space, so the
+// default "\nuser:" could never end a turn: the stop is matched as " user:" too.
+TEST(ChatTemplateTest, StopsAreAlsoMatchedAsTheTokenizerWritesThem) {
+  const engine::Tokenizer* tokenizer = engine::testing::TinyTokenizerOrFail();
+  ASSERT_NE(tokenizer, nullptr);
+  ASSERT_EQ(tokenizer->Decode(*tokenizer->Encode("the\nfox")), "the fox");
+  ChatTemplate chat_template = ChatTemplate::Default();
+  chat_template.AddStopsAsWrittenBy(*tokenizer);
+  EXPECT_EQ(chat_template.stop(), (std::vector<std::string>{"\nuser:", " user:"}));
+  chat_template.AddStopsAsWrittenBy(*tokenizer);  // no second copy
+  EXPECT_EQ(chat_template.stop().size(), 2u);
+
+  // A stop the tokenizer writes as it is stays alone.
+  absl::StatusOr<ChatTemplate> parsed = ChatTemplate::Parse(
+      R"({"format": "slotserve-chat-template", "format_version": 1,
+          "messages": {"user": "Q: {content} "}, "stop": [" Q:"]})",
+      "t.json");
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  parsed->AddStopsAsWrittenBy(*tokenizer);
+  EXPECT_EQ(parsed->stop(), std::vector<std::string>{" Q:"});
 }
 
 TEST(ChatTemplateTest, AFileDefinesRolesPromptAndStopAndContentIsInsertedVerbatim) {
