@@ -97,8 +97,10 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
   parsed.beam.n_best = request.beam().n_best() == 0 ? 1 : request.beam().n_best();
   parsed.beam.length_penalty = request.beam().length_penalty();
   // A beam search is deterministic: an unset temperature is greedy's 0, not the default 1
-  // (one set to anything else is refused by the engine, quoting it).
-  if (parsed.beam.enabled() && !request.sampling().has_temperature()) {
+  // (one set to anything else is refused by the engine, quoting it). A width of 1, a beam of
+  // one, is greedy decoding too (as CTranslate2's beam_size 1), unless a temperature is given:
+  // then it is an ordinary request at that temperature.
+  if (request.beam().width() >= 1 && !request.sampling().has_temperature()) {
     parsed.sampling.temperature = 0.0f;
   }
   SLOTSERVE_ASSIGN_OR_RETURN(parsed.stopping, ParseStopping(request.stopping()));

@@ -155,5 +155,18 @@ TEST(RequestParsingTest, UnsetBeamIsNoBeamSearch) {
   EXPECT_EQ(parsed->sampling.temperature, engine::GenerationRequest().sampling.temperature);
 }
 
+TEST(RequestParsingTest, AWidthOfOneIsGreedyUnlessATemperatureIsGiven) {
+  v1::GenerateRequest request = WithTokenIds({5});
+  request.mutable_beam()->set_width(1);
+  absl::StatusOr<engine::GenerationRequest> parsed = Parse(request);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_FALSE(parsed->beam.enabled());
+  EXPECT_EQ(parsed->sampling.temperature, 0.0f);
+  request.mutable_sampling()->set_temperature(0.7f);
+  parsed = Parse(request);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->sampling.temperature, 0.7f);
+}
+
 }  // namespace
 }  // namespace slotserve::server
