@@ -191,8 +191,11 @@ absl::StatusOr<RequestState> ImportStateBlob(std::span<const uint8_t> blob,
                                 " disagrees with the position stored in the payload (",
                                 payload_position, ")"));
   }
-  if (*pending < -1) {
-    return Invalid(absl::StrCat("pending token must be -1 (none) or a token id, got ", *pending));
+  // An unsigned blob's checksum anyone can recompute: a token the continuation would only
+  // refuse later is refused here, where the client sent it.
+  if (*pending < -1 || *pending >= identity.vocab_size) {
+    return Invalid(absl::StrCat("pending token must be -1 (none) or a token id in [0, ",
+                                identity.vocab_size, "), got ", *pending));
   }
   state.token_count = *token_count;
   state.pending_token = *pending;

@@ -39,6 +39,7 @@ struct StateBlobIdentity {
   int64_t payload_bytes = 0;   // StateArena::Save's size for one slot
   int64_t max_tokens = 0;      // the model's longest sequence
   uint32_t state_dtype = 0;    // kStateDtypeF32 or kStateDtypeF16KvCache
+  int32_t vocab_size = 0;      // a pending token must be below it
 };
 
 inline constexpr uint32_t kStateDtypeF32 = 0;

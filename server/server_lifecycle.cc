@@ -294,7 +294,8 @@ absl::Status RunServer(const ServerConfig& config) {
       .attention_kind = models::ServedAttentionKind(*model),
       .payload_bytes = static_cast<int64_t>(sizeof(int32_t)) + state_bytes,  // StateArena::Save
       .max_tokens = model->max_positions(),
-      .state_dtype = models::StateDtypeCode(model->config())};
+      .state_dtype = models::StateDtypeCode(model->config()),
+      .vocab_size = model->config().vocab_size};
   engine::SchedulerOptions scheduler_options = config.scheduler;
   SLOTSERVE_ASSIGN_OR_RETURN(scheduler_options.session_store,
                              MakeSessionStore(config, blob_identity));

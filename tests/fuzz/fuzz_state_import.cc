@@ -20,6 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   identity.attention_kind = "abc";
   identity.payload_bytes = 64;
   identity.max_tokens = 1 << 20;
+  identity.vocab_size = 4000;
   const std::string_view key = (data[0] & 1) != 0 ? "fuzz key" : "";
   const std::span<const uint8_t> blob(data + 1, size - 1);
   auto imported = slotserve::engine::ImportStateBlob(blob, identity, key);

@@ -21,6 +21,7 @@ StateBlobIdentity Identity() {
   identity.attention_kind = "abc";
   identity.payload_bytes = 4 + 60;
   identity.max_tokens = 1 << 20;
+  identity.vocab_size = 100;
   return identity;
 }
 
@@ -110,6 +111,10 @@ TEST(StateBlobTest, RefusalsSayWhatIsWrong) {
   short_model.max_tokens = 10;
   ExpectRefused(ImportStateBlob(ExportStateBlob(State(), Identity(), ""), short_model, ""),
                 "token count must be in [0, 10], got 17");
+  StateBlobIdentity small_vocabulary = Identity();
+  small_vocabulary.vocab_size = 42;  // State()'s pending token is 42
+  ExpectRefused(ImportStateBlob(ExportStateBlob(State(), Identity(), ""), small_vocabulary, ""),
+                "pending token must be -1 (none) or a token id in [0, 42), got 42");
 }
 
 }  // namespace
