@@ -23,8 +23,9 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
       ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
                            scheduler_.model_config().vocab_size, DeadlineFromGrpc(deadline));
   if (parsed.ok()) {
-    if (absl::Status source = ParseSource(request, scheduler_.tokenizer(),
-                                          scheduler_.model_config().eos_id, &*parsed);
+    if (absl::Status source =
+            ParseSource(request, scheduler_.tokenizer(), scheduler_.model_config().eos_id,
+                        scheduler_.model_config().vocab_size, &*parsed);
         !source.ok()) {
       parsed = std::move(source);
     }

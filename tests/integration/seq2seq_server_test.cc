@@ -135,7 +135,7 @@ TEST_F(Seq2seqServerTest, RefusalsQuoteWhatWasSentAndTheServerGoesOn) {
   ExpectRefused(too_long, "source must be at most 48 tokens, got 49");
   v1::GenerateRequest outside = Translation(4);
   outside.mutable_source()->mutable_token_ids()->add_ids(400);
-  ExpectRefused(outside, "source_ids[0] must be a token id in [0, 400), got 400");
+  ExpectRefused(outside, "source.token_ids.ids[0] must be a token id in [0, 400), got 400");
   EXPECT_TRUE(Generate(*stub_, Translation(4)).status.ok());
   EXPECT_TRUE(PoolIsFull());
 }

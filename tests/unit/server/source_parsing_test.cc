@@ -18,7 +18,8 @@ absl::StatusOr<engine::GenerationRequest> ParseSourceRequest(const v1::GenerateR
   absl::StatusOr<engine::GenerationRequest> parsed = ParseGenerateRequest(
       request, /*tokenizer=*/nullptr, kSourceBos, kSourceVocab, absl::InfiniteFuture());
   if (!parsed.ok()) return parsed;
-  if (absl::Status source = ParseSource(request, nullptr, kEos, &*parsed); !source.ok()) {
+  if (absl::Status source = ParseSource(request, nullptr, kEos, kSourceVocab, &*parsed);
+      !source.ok()) {
     return source;
   }
   return parsed;
@@ -36,6 +37,16 @@ TEST(SourceParsingTest, SourceIdsPassThroughAsGivenAndThePromptMayBeAbsent) {
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->source_ids, (std::vector<int32_t>{5, 7, 99}));  // no eos added to ids
   EXPECT_TRUE(parsed->prompt_ids.empty());
+}
+
+TEST(SourceParsingTest, AnIdOutsideTheVocabularyIsRefusedNamingTheProtoField) {
+  const absl::StatusOr<engine::GenerationRequest> parsed =
+      ParseSourceRequest(WithSourceIds({5, kSourceVocab}));
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message(),
+            "source.token_ids.ids[1] must be a token id in [0, 100), got 100");
+  EXPECT_EQ(ParseSourceRequest(WithSourceIds({-1})).status().message(),
+            "source.token_ids.ids[0] must be a token id in [0, 100), got -1");
 }
 
 TEST(SourceParsingTest, AnEmptyTextPromptBesideASourceIsNoPrefix) {
