@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "engine/ending_status.h"
 
 namespace slotserve::engine {
@@ -19,21 +20,37 @@ RequestQueue::RequestQueue(int max_queued, int slots_total)
 
 absl::StatusOr<RequestId> RequestQueue::Enqueue(
     absl::FunctionRef<std::unique_ptr<ActiveRequest>(RequestId)> make) {
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<RequestId> ids,
+                             EnqueueAll(1, [&](int /*index*/, RequestId id) { return make(id); }));
+  return ids.front();
+}
+
+absl::StatusOr<std::vector<RequestId>> RequestQueue::EnqueueAll(
+    int count, absl::FunctionRef<std::unique_ptr<ActiveRequest>(int, RequestId)> make) {
   std::lock_guard lock(mu_);
   if (shut_down_) return absl::UnavailableError("the scheduler has stopped");
   if (draining_) return absl::UnavailableError("the server is draining; not accepting requests");
-  if (static_cast<int>(queue_.size()) >= max_queued_) {
-    return absl::ResourceExhaustedError(absl::StrCat("the request queue is full (", max_queued_,
-                                                     " waiting for a state slot); retry later"));
+  const int waiting = static_cast<int>(queue_.size());
+  if (waiting + count > max_queued_) {
+    return absl::ResourceExhaustedError(
+        count == 1
+            ? absl::StrCat("the request queue is full (", max_queued_,
+                           " waiting for a state slot); retry later")
+            : absl::StrCat("the request queue cannot take these ", count, " requests together (",
+                           waiting, " of ", max_queued_, " places taken); retry later"));
   }
-  const RequestId id = next_id_++;
-  queue_.push_back(make(id));
-  const int slots = SlotsOf(*queue_.back());
-  live_.emplace(id, slots);
-  live_slots_ += slots;
-  queued_slots_ += slots;
+  std::vector<RequestId> ids;
+  for (int i = 0; i < count; ++i) {
+    const RequestId id = next_id_++;
+    queue_.push_back(make(i, id));
+    const int slots = SlotsOf(*queue_.back());
+    live_.emplace(id, slots);
+    live_slots_ += slots;
+    queued_slots_ += slots;
+    ids.push_back(id);
+  }
   work_cv_.notify_one();
-  return id;
+  return ids;
 }
 
 bool RequestQueue::Cancel(RequestId id) {
@@ -102,10 +119,11 @@ std::optional<RequestQueue::Intake> RequestQueue::WaitForWork(bool running, int 
   cancels_.clear();
   const absl::Time now = absl::Now();
   for (auto it = queue_.begin(); it != queue_.end();) {
-    if (intake.cancelled.contains((*it)->id())) {
-      intake.dropped.emplace_back(std::move(*it), CancelledStatus());
-    } else if ((*it)->request().deadline <= now) {
+    // As for a running request (Scheduler): a passed deadline wins over a cancel.
+    if ((*it)->request().deadline <= now) {
       intake.dropped.emplace_back(std::move(*it), DeadlineStatus(**it, now));
+    } else if (intake.cancelled.contains((*it)->id())) {
+      intake.dropped.emplace_back(std::move(*it), CancelledStatus());
     } else {
       ++it;
       continue;

@@ -38,6 +38,10 @@ class RequestQueue {
   // RESOURCE_EXHAUSTED when max_queued requests already wait.
   absl::StatusOr<RequestId> Enqueue(
       absl::FunctionRef<std::unique_ptr<ActiveRequest>(RequestId)> make);
+  // Queues `count` requests together, or none (the same errors; RESOURCE_EXHAUSTED unless all
+  // fit): `make(i, id)` builds the i-th. A batch of prompts is accepted or refused whole.
+  absl::StatusOr<std::vector<RequestId>> EnqueueAll(
+      int count, absl::FunctionRef<std::unique_ptr<ActiveRequest>(int, RequestId)> make);
   // Asks the engine to end a live request at its next step. False when the id is not live.
   bool Cancel(RequestId id);
   // Refuses new requests (UNAVAILABLE) from now on.

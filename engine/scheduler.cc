@@ -14,6 +14,7 @@
 #include "engine/ending_status.h"
 #include "engine/in_memory_session_store.h"
 #include "engine/prefix_cache.h"
+#include "engine/request_preparation.h"
 #include "engine/request_queue.h"
 #include "engine/request_validation.h"
 #include "engine/slot_pool.h"
@@ -112,55 +113,50 @@ class Scheduler::Impl final : private RequestFinisher {
 
   absl::StatusOr<RequestId> Submit(GenerationRequest request,
                                    std::shared_ptr<GenerationSink> sink) {
-    if (sink == nullptr) return absl::InvalidArgumentError("sink must not be null");
-    SLOTSERVE_RETURN_IF_ERROR(ValidateGenerationRequest(request, limits_));
+    std::vector<Submission> one;
+    one.push_back({std::move(request), std::move(sink)});
+    SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<RequestId> ids, SubmitAll(std::move(one)));
+    return ids.front();
+  }
+
+  absl::StatusOr<std::vector<RequestId>> SubmitAll(std::vector<Submission> submissions) {
     const absl::Time now = absl::Now();
-    if (request.deadline <= now) {
-      return absl::DeadlineExceededError(absl::StrCat("the request's deadline passed ",
-                                                      absl::FormatDuration(now - request.deadline),
-                                                      " before it was submitted"));
-    }
-    if (request.session.keep && request.n > 1) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("session.keep needs n = 1 (one final state to keep), got n = ", request.n));
-    }
-    std::optional<RequestState> session_state;
-    const std::string handle = request.session.handle;
-    if (!handle.empty()) {
-      SLOTSERVE_ASSIGN_OR_RETURN(session_state, sessions_->Acquire(handle, now));
-      const int64_t positions =
-          session_state->token_count + 1 + static_cast<int64_t>(request.prompt_ids.size());
-      if (positions >= limits_.max_positions) {
-        sessions_->Release(handle, std::nullopt, now).IgnoreError();  // the hold ends anyway
-        return absl::InvalidArgumentError(absl::StrCat(
-            "session ", handle, " holds ", session_state->token_count,
-            " tokens; with this prompt's ", request.prompt_ids.size(),
-            " it would not leave room in the model's context of ", limits_.max_positions));
+    std::vector<PreparedRequest> prepared;
+    // A refusal of any request ends the session holds of those prepared before it.
+    auto release_sessions = [&] {
+      for (const PreparedRequest& ready : prepared) {
+        if (ready.session_state) {
+          sessions_->Release(ready.request.session.handle, std::nullopt, now).IgnoreError();
+        }
       }
-      if (session_state->pending_token >= 0) {
-        request.prompt_ids.insert(request.prompt_ids.begin(), session_state->pending_token);
+    };
+    for (Submission& submission : submissions) {
+      absl::StatusOr<PreparedRequest> ready =
+          PrepareRequest(std::move(submission), now, limits_, *sessions_, model_->seq2seq());
+      if (!ready.ok()) {
+        release_sessions();
+        return ready.status();
       }
+      prepared.push_back(*std::move(ready));
     }
-    if (!request.source_ids.empty()) {  // the decoder starts from its start token (DESIGN §8)
-      request.prompt_ids.insert(request.prompt_ids.begin(), model_->seq2seq()->decoder_start_id);
-    }
-    StopLimits stop_limits;
-    stop_limits.max_new_tokens = EffectiveMaxNewTokens(request.stopping, limits_);
-    stop_limits.eos_id = model_->config().eos_id;
-    stop_limits.max_positions = limits_.max_positions;
     // Priming the detokeniser walks the prompt once under the queue's lock; prompts are
     // bounded by max_prompt_tokens, so this stays short.
-    absl::StatusOr<RequestId> id = queue_.Enqueue([&](RequestId id) {
-      const uint64_t seed = request.sampling.seed.value_or(MixBits(seed_base_ + id));
-      auto active = std::make_unique<ActiveRequest>(id, std::move(request), std::move(sink), seed,
-                                                    stop_limits, tokenizer_, now);
-      if (session_state) active->AttachSessionState(std::move(*session_state));
-      return active;
-    });
-    if (!id.ok() && !handle.empty()) {
-      sessions_->Release(handle, std::nullopt, now).IgnoreError();  // the hold ends anyway
-    }
-    return id;
+    absl::StatusOr<std::vector<RequestId>> ids =
+        queue_.EnqueueAll(static_cast<int>(prepared.size()), [&](int index, RequestId id) {
+          PreparedRequest& ready = prepared[index];
+          StopLimits stop_limits;
+          stop_limits.max_new_tokens = EffectiveMaxNewTokens(ready.request.stopping, limits_);
+          stop_limits.eos_id = model_->config().eos_id;
+          stop_limits.max_positions = limits_.max_positions;
+          const uint64_t seed = ready.request.sampling.seed.value_or(MixBits(seed_base_ + id));
+          auto active =
+              std::make_unique<ActiveRequest>(id, std::move(ready.request), std::move(ready.sink),
+                                              seed, stop_limits, tokenizer_, now);
+          if (ready.session_state) active->AttachSessionState(std::move(*ready.session_state));
+          return active;
+        });
+    if (!ids.ok()) release_sessions();
+    return ids;
   }
 
   bool Cancel(RequestId id) { return queue_.Cancel(id); }
@@ -242,11 +238,13 @@ class Scheduler::Impl final : private RequestFinisher {
       for (auto& [request, status] : intake->dropped) {
         Finish(*request, FinishReason::kCancelled, std::move(status));
       }
+      // A passed deadline wins over a cancel: gRPC cancels a call whose deadline passed, and
+      // that cancel may arrive before this check sees the deadline.
       for (auto& request : running_) {
-        if (intake->cancelled.contains(request->id())) {
-          Finish(*request, FinishReason::kCancelled, CancelledStatus());
-        } else if (request->request().deadline <= now) {
+        if (request->request().deadline <= now) {
           Finish(*request, FinishReason::kCancelled, DeadlineStatus(*request, now));
+        } else if (intake->cancelled.contains(request->id())) {
+          Finish(*request, FinishReason::kCancelled, CancelledStatus());
         }
       }
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
@@ -544,6 +542,9 @@ void Scheduler::Start() { impl_->Start(); }
 absl::StatusOr<RequestId> Scheduler::Submit(GenerationRequest request,
                                             std::shared_ptr<GenerationSink> sink) {
   return impl_->Submit(std::move(request), std::move(sink));
+}
+absl::StatusOr<std::vector<RequestId>> Scheduler::SubmitAll(std::vector<Submission> submissions) {
+  return impl_->SubmitAll(std::move(submissions));
 }
 absl::Status Scheduler::CheckRequest(const GenerationRequest& request) const {
   return impl_->CheckRequest(request);

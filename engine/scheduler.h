@@ -27,6 +27,7 @@
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
+#include "engine/request_preparation.h"
 #include "engine/session_store.h"
 #include "engine/step_latency_budget.h"
 #include "engine/tokenizer.h"
@@ -109,6 +110,9 @@ class Scheduler {
   //   UNAVAILABLE         draining or stopped
   // On success the sink gets the request's events (generation_events.h) on the engine thread.
   absl::StatusOr<RequestId> Submit(GenerationRequest request, std::shared_ptr<GenerationSink> sink);
+  // Submits several requests as one: all are queued or none (the first refusal, or
+  // RESOURCE_EXHAUSTED when the queue cannot take them all). A batch of prompts answers so.
+  absl::StatusOr<std::vector<RequestId>> SubmitAll(std::vector<Submission> submissions);
 
   // The checks Submit makes of the request's own fields (INVALID_ARGUMENT, FAILED_PRECONDITION
   // as above), without queueing it: a batch of prompts checks every prompt before it queues

@@ -49,6 +49,13 @@ absl::StatusOr<engine::RequestId> GenerationGateway::SubmitParsed(
   return id;
 }
 
+absl::StatusOr<std::vector<engine::RequestId>> GenerationGateway::SubmitParsedAll(
+    std::vector<engine::Submission> submissions) {
+  absl::StatusOr<std::vector<engine::RequestId>> ids = scheduler_.SubmitAll(std::move(submissions));
+  if (!ids.ok()) CountRefusal(ids.status());
+  return ids;
+}
+
 absl::Status GenerationGateway::CheckParsed(const engine::GenerationRequest& request) {
   absl::Status checked = scheduler_.CheckRequest(request);
   if (!checked.ok()) CountRefusal(checked);

@@ -32,14 +32,18 @@ class GenerationGateway {
                                            std::chrono::system_clock::time_point deadline,
                                            std::shared_ptr<engine::GenerationSink> sink,
                                            std::string* request_id);
-  // The same for a request another front end has already parsed (the HTTP API's): submits it
-  // with `request.request_id` made up when empty (returned in *request_id).
+  // The same for a request already parsed: submits it with `request.request_id` made up when
+  // empty (returned in *request_id).
   absl::StatusOr<engine::RequestId> SubmitParsed(engine::GenerationRequest request,
                                                  std::shared_ptr<engine::GenerationSink> sink,
                                                  std::string* request_id);
   // The scheduler's checks of a parsed request without submitting it (a refusal is counted as
   // Submit's are): a batch of prompts checks them all before it submits any.
   absl::Status CheckParsed(const engine::GenerationRequest& request);
+  // Submits requests already parsed, each with its request_id set, as one: all are queued or
+  // none (engine::Scheduler::SubmitAll). A refusal is counted once.
+  absl::StatusOr<std::vector<engine::RequestId>> SubmitParsedAll(
+      std::vector<engine::Submission> submissions);
   // A request the front end refused before it reached the scheduler (it could not be parsed):
   // counted in requests_total{outcome=<code>} like the scheduler's own refusals.
   void CountRefusal(const absl::Status& status);

@@ -84,7 +84,8 @@ struct Generation {
 
 // Submits the request's engine requests (one per prompt of a batch), recording their ids in
 // `generation`. Every prompt is checked before any is queued, so a bad prompt is refused as
-// bad (400) even when the queue could not take the batch (429); the first refusal stops it.
+// bad (400) even when the queue could not take the batch (429); then the batch is queued
+// whole or refused whole (GenerationGateway::SubmitParsedAll), so a 429 leaves nothing behind.
 absl::Status Submit(GenerationGateway& gateway, Generation& generation,
                     const std::string& response_id) {
   OpenAiRequest& request = generation.request;
@@ -105,6 +106,7 @@ absl::Status Submit(GenerationGateway& gateway, Generation& generation,
   const int64_t choices_per_prompt = std::max<int64_t>(
       request.generation.beam.enabled() ? request.generation.beam.n_best : request.generation.n, 1);
   auto requests_left = std::make_shared<std::atomic<int>>(static_cast<int>(prompts));
+  std::vector<engine::Submission> submissions;
   for (size_t prompt = 0; prompt < prompts; ++prompt) {
     std::shared_ptr<engine::GenerationSink> sink = generation.events;
     if (prompts > 1) {
@@ -112,15 +114,9 @@ absl::Status Submit(GenerationGateway& gateway, Generation& generation,
           sink, static_cast<int32_t>(prompt * choices_per_prompt), requests_left);
     }
     if (submitted[prompt].beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
-    std::string label;
-    absl::StatusOr<engine::RequestId> id =
-        gateway.SubmitParsed(std::move(submitted[prompt]), std::move(sink), &label);
-    if (!id.ok()) {
-      if (prompts > 1) request.names.prompt = absl::StrCat("prompt[", prompt, "]");
-      return id.status();
-    }
-    generation.ids.push_back(*id);
+    submissions.push_back({std::move(submitted[prompt]), std::move(sink)});
   }
+  SLOTSERVE_ASSIGN_OR_RETURN(generation.ids, gateway.SubmitParsedAll(std::move(submissions)));
   return absl::OkStatus();
 }
 

@@ -127,23 +127,23 @@ TEST_F(HttpPromptBatchTest, BadElementsAreNamedAndAnOversizedBatchLeavesNothingR
                       {"max_tokens", 2}});
   EXPECT_EQ(refused.status, 400) << refused.body;
   EXPECT_EQ(refused.json["error"]["param"], "prompt[2][1]") << refused.body;
-  // 4 slots and 4 queue places cannot take 9 long prompts at once: 429, and the ones already
-  // submitted (at least the queue's 4) are cancelled.
+  // 4 queue places cannot take 9 long prompts at once: 429, and the batch is refused whole, so
+  // nothing of it ran, was counted or holds a place (before, the prompts queued ahead of the
+  // refusal were cancelled at the next step).
+  const std::optional<double> cancelled_before =
+      MetricValue(Scrape(), "slotserve_requests_total{outcome=\"cancelled\"}");
+  const std::optional<double> prompt_tokens_before =
+      MetricValue(Scrape(), "slotserve_prompt_tokens_total");
   json many = json::array();
   for (int i = 0; i < 9; ++i) many.push_back(absl::StrCat("And God said ", i));
   refused = PostJson(port(), "/v1/completions",
                      {{"prompt", many}, {"max_tokens", 100000}, {"ignore_eos", true}});
   EXPECT_EQ(refused.status, 429) << refused.body;
-  // Cancelled at the next step; left to run, they would take seconds.
-  for (int i = 0; i < 40 && !PoolIsFull(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
   EXPECT_TRUE(PoolIsFull());
-  // Ended by a cancel, not by running to their end (how many the queue took before the
-  // refusal depends on how fast the engine admitted them).
-  EXPECT_GE(MetricValue(Scrape(), "slotserve_requests_total{outcome=\"cancelled\"}").value_or(0),
-            4.0)
-      << "the batch's submitted prompts were not cancelled";
+  const std::string after = Scrape();
+  EXPECT_EQ(MetricValue(after, "slotserve_requests_total{outcome=\"cancelled\"}"),
+            cancelled_before);
+  EXPECT_EQ(MetricValue(after, "slotserve_prompt_tokens_total"), prompt_tokens_before);
   const HttpResult served =
       PostJson(port(), "/v1/completions", {{"prompt", {"And", "God"}}, {"max_tokens", 2}});
   EXPECT_EQ(served.status, 200) << served.body;

@@ -306,6 +306,21 @@ TEST(SchedulerTest, DeadlineEndsTheRequestWithDeadlineExceeded) {
   h.ExpectPoolFull();
 }
 
+// gRPC cancels a call when its deadline passes; the request still ends as its deadline did.
+TEST(SchedulerTest, ACancelAfterTheDeadlineEndsWithDeadlineExceeded) {
+  Harness h;
+  GenerationRequest request = Greedy({5}, 10);
+  request.deadline = absl::Now() + absl::Milliseconds(20);
+  auto [id, sink] = h.Submit(std::move(request));
+  absl::SleepFor(absl::Milliseconds(40));
+  EXPECT_TRUE(h.scheduler->Cancel(id));
+  h.scheduler->Start();
+  std::optional<Finished> finished = sink->WaitFinished();
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(OutcomeLabel(*finished), "deadline_exceeded");
+  h.ExpectPoolFull();
+}
+
 TEST(SchedulerTest, ARefusedRequestNeverTouchesThePoolOrTheSink) {
   Harness h;
   h.scheduler->Start();
@@ -369,6 +384,39 @@ TEST(SchedulerTest, AFullQueueRefusesWithResourceExhausted) {
   EXPECT_EQ(third.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(third.status().message().find("queue is full"), std::string::npos);
   EXPECT_EQ(h.scheduler->stats().queued, 2);
+  h.scheduler->Start();
+  h.ExpectPoolFull();
+}
+
+// A batch of prompts is queued whole or not at all: a refusal leaves nothing behind to run,
+// count or hold a queue place.
+TEST(SchedulerTest, SubmitAllQueuesEveryRequestOrNone) {
+  SchedulerOptions options;
+  options.max_queued = 3;
+  Harness h(options);  // not started: everything stays queued
+  h.Submit(Greedy({5}, 5));
+  auto batch = [](int requests) {
+    std::vector<Submission> submissions;
+    for (int i = 0; i < requests; ++i) {
+      submissions.push_back({Greedy({5, 6}, 5), std::make_shared<RecordingSink>()});
+    }
+    return submissions;
+  };
+  absl::StatusOr<std::vector<RequestId>> refused = h.scheduler->SubmitAll(batch(3));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(refused.status().message().find("cannot take these 3 requests together (1 of 3"),
+            std::string::npos)
+      << refused.status();
+  EXPECT_EQ(h.scheduler->stats().queued, 1);
+  std::vector<Submission> one_bad = batch(2);
+  one_bad[1].request.sampling.temperature = -1.0f;
+  EXPECT_EQ(h.scheduler->SubmitAll(std::move(one_bad)).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(h.scheduler->stats().queued, 1);
+  absl::StatusOr<std::vector<RequestId>> taken = h.scheduler->SubmitAll(batch(2));
+  ASSERT_TRUE(taken.ok()) << taken.status();
+  EXPECT_EQ(taken->size(), 2u);
+  EXPECT_EQ(h.scheduler->stats().queued, 3);
   h.scheduler->Start();
   h.ExpectPoolFull();
 }
