@@ -66,21 +66,26 @@ TEST_F(ServerMetricsTest, ObserverHooksLandInTheirFamilies) {
   metrics_.OnRequestFinished(finished);
   finished.status = absl::CancelledError("client went away");
   metrics_.OnRequestFinished(finished);
+  // The second choice of an n = 2 request: its tokens and outcome count, its shared prompt not.
+  finished.status = absl::OkStatus();
+  finished.choice_index = 1;
+  finished.generated_tokens = 4;
+  metrics_.OnRequestFinished(finished);
   metrics_.OnStep(engine::StepPhase::kDecode, 12, absl::Microseconds(800));
   metrics_.OnStep(engine::StepPhase::kPrefill, 256, absl::Milliseconds(4));
   metrics_.OnStats({/*running=*/3, /*queued=*/2, /*slots_used=*/3, /*slots_total=*/16});
   metrics_.OnRequestRefused(absl::StatusCode::kResourceExhausted);
 
   const std::string text = Serialize(metrics_);
-  EXPECT_TRUE(HasLine(text, "slotserve_requests_total{outcome=\"eos\"} 1")) << text;
+  EXPECT_TRUE(HasLine(text, "slotserve_requests_total{outcome=\"eos\"} 2")) << text;
   EXPECT_TRUE(HasLine(text, "slotserve_requests_total{outcome=\"cancelled\"} 1")) << text;
   EXPECT_TRUE(HasLine(text, "slotserve_requests_total{outcome=\"resource_exhausted\"} 1"));
   EXPECT_TRUE(HasLine(text, "slotserve_prompt_tokens_total 10"));
-  EXPECT_TRUE(HasLine(text, "slotserve_generated_tokens_total 18"));
+  EXPECT_TRUE(HasLine(text, "slotserve_generated_tokens_total 22"));
   EXPECT_TRUE(HasLine(text, "slotserve_queue_time_seconds_count 1"));
   EXPECT_TRUE(HasLine(text, "slotserve_time_to_first_token_seconds_count 1"));
   EXPECT_TRUE(HasLine(text, "slotserve_inter_token_latency_seconds_count 1"));
-  EXPECT_TRUE(HasLine(text, "slotserve_request_duration_seconds_count 2"));
+  EXPECT_TRUE(HasLine(text, "slotserve_request_duration_seconds_count 3"));
   // Only decode steps are batches.
   EXPECT_TRUE(HasLine(text, "slotserve_batch_size_count 1"));
   EXPECT_TRUE(HasLine(text, "slotserve_batch_size_sum 12"));
