@@ -13,7 +13,7 @@ grpc::ServerUnaryReactor* CompleteCall::Start(GenerationGateway& gateway,
                                               grpc::CallbackServerContext* context,
                                               const v1::GenerateRequest& request,
                                               v1::CompleteResponse* response) {
-  auto call = std::make_shared<CompleteCall>(gateway, response);
+  auto call = std::make_shared<CompleteCall>(gateway, response, CallTimesOf(*context));
   call->self_ = call;
   gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
@@ -31,7 +31,7 @@ grpc::ServerUnaryReactor* CompleteCall::Start(GenerationGateway& gateway,
     call->id_ = *id;
     cancel_now = call->cancelled_ && !call->engine_done_;
   }
-  if (cancel_now) gateway.Cancel(*id);
+  if (cancel_now) gateway.CancelForClient(*id, call->times_);
   return call.get();
 }
 
@@ -61,7 +61,7 @@ void CompleteCall::OnCancel() {
     cancelled_ = true;
     if (!engine_done_) id = id_;  // unset while Start is still submitting; Start cancels then
   }
-  if (id.has_value()) gateway_.Cancel(*id);
+  if (id.has_value()) gateway_.CancelForClient(*id, times_);
 }
 
 void CompleteCall::OnDone() {

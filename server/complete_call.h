@@ -24,8 +24,8 @@ class CompleteCall final : public grpc::ServerUnaryReactor, public engine::Gener
                                          const v1::GenerateRequest& request,
                                          v1::CompleteResponse* response);
 
-  CompleteCall(GenerationGateway& gateway, v1::CompleteResponse* response)
-      : gateway_(gateway), response_(response) {}
+  CompleteCall(GenerationGateway& gateway, v1::CompleteResponse* response, CallTimes times)
+      : gateway_(gateway), times_(times), response_(response) {}
 
   // engine::GenerationSink (engine thread).
   void OnTokens(const engine::TokenChunk& chunk) override;
@@ -39,6 +39,7 @@ class CompleteCall final : public grpc::ServerUnaryReactor, public engine::Gener
   GenerationGateway& gateway_;
   std::shared_ptr<CompleteCall> self_;  // gRPC's reference, dropped in OnDone
   std::string request_id_;
+  const CallTimes times_;  // a cancel at the deadline is the deadline (CancelForClient)
 
   absl::Mutex mu_;
   v1::CompleteResponse* const response_ ABSL_PT_GUARDED_BY(mu_);

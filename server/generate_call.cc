@@ -10,7 +10,7 @@ namespace slotserve::server {
 grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
     GenerationGateway& gateway, WriteDispatcher& writes, grpc::CallbackServerContext* context,
     const v1::GenerateRequest& request) {
-  auto call = std::make_shared<GenerateCall>(gateway, writes);
+  auto call = std::make_shared<GenerateCall>(gateway, writes, CallTimesOf(*context));
   call->self_ = call;
   gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
@@ -28,7 +28,7 @@ grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
     }
     action = call->NextActionLocked();
   }
-  if (cancel_now) gateway.Cancel(*id);
+  if (cancel_now) gateway.CancelForClient(*id, call->times_);
   call->Perform(action);
   return call.get();
 }
@@ -119,7 +119,7 @@ void GenerateCall::CancelInEngine() {
     absl::MutexLock lock(&mu_);
     id = id_;  // unset while Start is still submitting; Start cancels then
   }
-  if (id.has_value()) gateway_.Cancel(*id);
+  if (id.has_value()) gateway_.CancelForClient(*id, times_);
 }
 
 GenerateCall::Action GenerateCall::NextActionLocked() {

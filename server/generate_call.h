@@ -40,8 +40,8 @@ class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>
                                                                grpc::CallbackServerContext* context,
                                                                const v1::GenerateRequest& request);
 
-  GenerateCall(GenerationGateway& gateway, WriteDispatcher& writes)
-      : gateway_(gateway), writes_(writes) {}
+  GenerateCall(GenerationGateway& gateway, WriteDispatcher& writes, CallTimes times)
+      : gateway_(gateway), writes_(writes), times_(times) {}
 
   // engine::GenerationSink (engine thread).
   void OnTokens(const engine::TokenChunk& chunk) override;
@@ -72,6 +72,7 @@ class GenerateCall final : public grpc::ServerWriteReactor<v1::GenerateResponse>
   WriteDispatcher& writes_;
   std::shared_ptr<GenerateCall> self_;  // gRPC's reference, dropped in OnDone
   std::string request_id_;
+  const CallTimes times_;  // a cancel at the deadline is the deadline (CancelForClient)
 
   absl::Mutex mu_;
   std::optional<engine::RequestId> id_ ABSL_GUARDED_BY(mu_);

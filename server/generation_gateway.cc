@@ -13,6 +13,21 @@ absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline) {
   return absl::FromChrono(deadline);
 }
 
+CallTimes CallTimesOf(const grpc::CallbackServerContext& context) {
+  return {std::chrono::system_clock::now(), context.deadline()};
+}
+
+bool ClientDeadlineReached(const CallTimes& times, std::chrono::system_clock::time_point now) {
+  if (times.deadline == std::chrono::system_clock::time_point::max()) return false;
+  const auto slack = (times.deadline - times.started) / 100 + std::chrono::milliseconds(5);
+  return now >= times.deadline - slack;
+}
+
+void GenerationGateway::CancelForClient(engine::RequestId id, const CallTimes& times) {
+  if (ClientDeadlineReached(times, std::chrono::system_clock::now())) return;
+  scheduler_.Cancel(id);
+}
+
 GenerationGateway::GenerationGateway(engine::Scheduler& scheduler, ServerMetrics* metrics)
     : scheduler_(scheduler), metrics_(metrics) {}
 

@@ -9,6 +9,8 @@
 #include <memory>
 #include <string>
 
+#include <grpcpp/server_context.h>
+
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
@@ -19,6 +21,20 @@
 #include "slotserve/v1/slotserve.pb.h"
 
 namespace slotserve::server {
+
+// When a gRPC call arrived and its deadline (time_point::max() for none).
+struct CallTimes {
+  std::chrono::system_clock::time_point started;
+  std::chrono::system_clock::time_point deadline;
+};
+CallTimes CallTimesOf(const grpc::CallbackServerContext& context);
+
+// Whether a cancel arriving `now` on a call with `times` is the client's deadline. The client
+// enforces its deadline itself and cancels; the server's copy trails it, because gRPC sends the
+// timeout rounded up to about three digits (up to 1% late) and the server counts it from the
+// request's arrival. A cancel within 1% of the timeout plus 5 ms of the server's deadline is
+// taken for the deadline.
+bool ClientDeadlineReached(const CallTimes& times, std::chrono::system_clock::time_point now);
 
 class GenerationGateway {
  public:
@@ -49,6 +65,11 @@ class GenerationGateway {
   void CountRefusal(const absl::Status& status);
 
   void Cancel(engine::RequestId id) { scheduler_.Cancel(id); }
+  // A gRPC client's cancel (or its stream breaking) of request `id`, on a call with `times`.
+  // One that comes this close to the call's deadline (ClientDeadlineReached) is the client's
+  // own deadline: left to the engine, which ends the request with DEADLINE_EXCEEDED as soon as
+  // the server's copy of the deadline passes (the same step, or a few ms later).
+  void CancelForClient(engine::RequestId id, const CallTimes& times);
 
   engine::Scheduler& scheduler() { return scheduler_; }
 
