@@ -19,6 +19,9 @@ streams may be dropped by the client at any chunk.
    Every answer is checked: choice count and indices, finish reasons, a stream's [DONE].
 3. Every --sample-seconds: the server's resident memory and its slot, running and queued
    gauges.
+   With logprobs, a choice's tokens must concatenate to its text.
+   An encoder-decoder model (config "format": "slotserve-seq2seq") gets its own mix instead,
+   every request with a Spanish source: bench/http_soak_seq2seq_mix.py.
 4. At the end: every request answered, no slot held, nothing running or queued, and SIGTERM
    ends the server with exit status 0.
 
@@ -37,6 +40,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from http_soak_seq2seq_mix import Seq2seqMix  # noqa: E402
 from soak import ROOT, Server, percentile  # noqa: E402
 
 OUTCOMES = ("ok", "dropped", "overloaded", "refused_as_meant")
@@ -150,6 +154,20 @@ def request_plan(rng, vocab_size):
     return "bad:" + bad[0], "/v1/completions", bad[1], 0, False, None
 
 
+def check_tokens_spell_text(kind, choice):
+    """Completions logprobs: the tokens concatenate to the choice's text (echo included). Not
+    checked where U+FFFD appears: a byte-fallback piece of a character split over tokens reads
+    as U+FFFD alone, and a prompt of random ids may end inside a character that the generated
+    text then closes as U+FFFD (engine/incremental_detokenizer.h)."""
+    logprobs = choice.get("logprobs")
+    if kind == "chat" or not logprobs or "\ufffd" in choice["text"] or \
+            any("\ufffd" in t for t in logprobs["tokens"]):
+        return
+    if "".join(logprobs["tokens"]) != choice["text"]:
+        raise Unexpected(f"{kind}: logprob tokens {logprobs['tokens'][:8]} do not spell the "
+                         f"text {choice['text'][:80]!r}")
+
+
 def check_whole(kind, body, answer, expected_choices):
     if kind == "tokenize":
         if answer["count"] != len(answer["tokens"]):
@@ -164,11 +182,17 @@ def check_whole(kind, body, answer, expected_choices):
             raise Unexpected(f"{kind}: finish_reason {choice.get('finish_reason')}")
         if body.get("logprobs") is not None and kind != "chat" and choice.get("logprobs") is None:
             raise Unexpected(f"{kind}: logprobs asked for and missing")
+        check_tokens_spell_text(kind, choice)
+        if kind == "score":  # every token of the given translation scored, then eos (forced)
+            scores = choice["logprobs"]["token_logprobs"]
+            if choice["finish_reason"] != "stop" or any(s is None for s in scores):
+                raise Unexpected(f"score: finish {choice['finish_reason']}, scores {scores}")
 
 
-def read_stream(response, expected_choices, drop_after):
+def read_stream(kind, response, expected_choices, drop_after):
     """Reads server-sent events; returns False when the client dropped the stream."""
     chunks, finished, done = 0, set(), False
+    merged = {}  # by choice index: its text and logprob tokens, chunk after chunk
     while True:
         line = response.readline()
         if not line:
@@ -186,17 +210,24 @@ def read_stream(response, expected_choices, drop_after):
         for choice in event.get("choices", []):
             if choice.get("finish_reason") is not None:
                 finished.add(choice["index"])
+            whole = merged.setdefault(choice["index"], {"text": "", "logprobs": None})
+            whole["text"] += choice.get("text", "")
+            if choice.get("logprobs"):
+                whole["logprobs"] = whole["logprobs"] or {"tokens": []}
+                whole["logprobs"]["tokens"] += choice["logprobs"]["tokens"]
         chunks += 1
         if drop_after is not None and chunks >= drop_after:
             return False
     if not done or finished != set(range(expected_choices)):
         raise Unexpected(f"stream ended without [DONE] or a finish for every choice "
                          f"(done {done}, finished {sorted(finished)})")
+    for choice in merged.values():
+        check_tokens_spell_text(kind, choice)
     return True
 
 
-def one_request(address, rng, vocab_size, record):
-    kind, path, body, expected, streamed, drop_after = request_plan(rng, vocab_size)
+def one_request(address, rng, plan, record):
+    kind, path, body, expected, streamed, drop_after = plan(rng)
     host, port = address.split(":")
     connection = http.client.HTTPConnection(host, int(port), timeout=120)
     start = time.monotonic()
@@ -220,7 +251,7 @@ def one_request(address, rng, vocab_size, record):
         if status != 200:
             raise Unexpected(f"{kind}: status {status}: {response.read()[:300]!r} for {body}")
         if streamed:
-            whole = read_stream(response, expected, drop_after)
+            whole = read_stream(kind, response, expected, drop_after)
             record.answer(kind, "ok" if whole else "dropped", time.monotonic() - start)
             return
         answer = json.loads(response.read())
@@ -241,10 +272,10 @@ def one_request(address, rng, vocab_size, record):
         connection.close()
 
 
-def client(address, seed, stop_at, vocab_size, record):
+def client(address, seed, stop_at, plan, record):
     rng = random.Random(seed)
     while time.monotonic() < stop_at:
-        one_request(address, rng, vocab_size, record)
+        one_request(address, rng, plan, record)
 
 
 def sample(server, record, stop_event, every):
@@ -334,8 +365,12 @@ def report(args, server, start, record, gauges, exit_status):
 
 def main():
     args = parse_args()
-    with open(os.path.join(args.model, "config.json"), encoding="utf-8") as config:
-        vocab_size = json.load(config)["vocab_size"]
+    with open(os.path.join(args.model, "config.json"), encoding="utf-8") as file:
+        config = json.load(file)
+    if config.get("format") == "slotserve-seq2seq":
+        plan = Seq2seqMix(config, sampling).plan
+    else:
+        plan = lambda rng: request_plan(rng, config["vocab_size"])  # noqa: E731
     server = Server(args, ["--http-listen=127.0.0.1:0", f"--max-queued={args.max_queued}"])
     record = Record()
     try:
@@ -347,7 +382,7 @@ def main():
                                    args=(server, record, stop_event, args.sample_seconds))
         sampler.start()
         clients = [threading.Thread(target=client, args=(
-            server.http_address, args.seed * 1000 + i, start + args.minutes * 60, vocab_size,
+            server.http_address, args.seed * 1000 + i, start + args.minutes * 60, plan,
             record)) for i in range(args.clients)]
         for thread in clients:
             thread.start()

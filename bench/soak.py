@@ -10,7 +10,8 @@
    (grpc.aio). The mix: plain requests; requests the client cancels after a random number of
    tokens; requests with a random deadline (some expire mid-stream, some do not); requests
    sharing one long prefix (prefix-state hits and evictions); and requests the server must refuse
-   (a bad field). Every request samples with its own seed.
+   (a bad field). Every request samples with its own seed. An encoder-decoder model's requests
+   each carry a random source, and some search with beams (request_plan).
 4. Every --sample-seconds: the server's resident memory (/proc/PID/status VmRSS) and its slot,
    running and queued gauges (/metrics).
 5. After the last arrival: waits for every request, then checks that no slot is held
@@ -124,15 +125,26 @@ class Stats:
         self.samples = []  # (time, rss MiB, slots used, running, queued)
 
 
-def request_plan(rng, vocab_size, shared_prefix, capacity_run):
+def request_plan(rng, info, shared_prefix, capacity_run):
     """One request of the mix: (prompt ids, options, action); action is ("plain",),
-    ("cancel", after_n_tokens), ("deadline", seconds) or ("bad",)."""
+    ("cancel", after_n_tokens), ("deadline", seconds) or ("bad",). For an encoder-decoder
+    model every request has a source of 4 to max_source_tokens random ids, the prompt is a
+    target prefix of 0-8 ids (none at 0), and 10% search with beams of width 2-4."""
+    vocab_size = info.vocab_size
     length = rng.randint(4, 192)
     prompt = [rng.randrange(4, vocab_size) for _ in range(length)]
     if rng.random() < 0.2:
         prompt = shared_prefix + prompt[:32]
     options = dict(max_new_tokens=rng.randint(8, 96), temperature=rng.choice([0.0, 0.7, 1.0]),
                    top_p=rng.choice([None, 0.9]), seed=rng.randrange(1 << 31), ignore_eos=True)
+    if info.is_seq2seq:
+        prompt = prompt[:rng.randint(0, 8)] or None
+        options["source"] = [rng.randrange(4, vocab_size)
+                             for _ in range(rng.randint(4, info.max_source_tokens))]
+        if not capacity_run and rng.random() < 0.1:
+            width = rng.randint(2, 4)
+            options.update(beam_width=width, n_best=rng.randint(1, width), temperature=0.0,
+                           top_p=None, seed=None)
     if capacity_run:
         return prompt, options, ("plain",)
     roll = rng.random()
@@ -182,7 +194,7 @@ async def run_request(client, plan, stats):
     stats.endings.append((time.monotonic(), ending))
 
 
-async def measure_capacity(client, args, vocab_size, shared_prefix):
+async def measure_capacity(client, args, info, shared_prefix):
     """Finished requests per second with every slot kept busy."""
     rng = random.Random(args.seed + 1)
     stats = Stats()
@@ -190,7 +202,7 @@ async def measure_capacity(client, args, vocab_size, shared_prefix):
 
     async def worker():
         while time.monotonic() < stop_at:
-            await run_request(client, request_plan(rng, vocab_size, shared_prefix, True), stats)
+            await run_request(client, request_plan(rng, info, shared_prefix, True), stats)
 
     started = time.monotonic()
     await asyncio.gather(*(worker() for _ in range(args.max_slots)))
@@ -217,8 +229,7 @@ async def soak(args, server):
         info = await client.info()
         rng = random.Random(args.seed)
         shared_prefix = [rng.randrange(4, info.vocab_size) for _ in range(256)]
-        capacity, capacity_errors = await measure_capacity(client, args, info.vocab_size,
-                                                           shared_prefix)
+        capacity, capacity_errors = await measure_capacity(client, args, info, shared_prefix)
         rate = capacity * args.load
         print(f"soak: capacity {capacity:.2f} requests/s; arrivals at {rate:.2f}/s for "
               f"{args.minutes} min", file=sys.stderr)
@@ -233,8 +244,7 @@ async def soak(args, server):
         while next_arrival < end:
             await asyncio.sleep(max(0.0, next_arrival - time.monotonic()))
             task = asyncio.create_task(
-                run_request(client, request_plan(rng, info.vocab_size, shared_prefix, False),
-                            stats))
+                run_request(client, request_plan(rng, info, shared_prefix, False), stats))
             tasks.add(task)
             task.add_done_callback(tasks.discard)
             next_arrival += rng.expovariate(rate)
@@ -282,7 +292,10 @@ def report(args, server, start, capacity, rate, stats, final, gauges, exit_statu
         f"{capacity:.2f} requests/s; soak arrivals (Poisson): {rate:.2f} requests/s "
         f"({args.load:.0%}). Mix: 10% cancelled by the client after a random number of tokens, "
         "10% with a random deadline of 0.05–2 s, 3% with a bad field (must be refused), 20% "
-        "sharing a 256-token prefix, the rest plain; 8–96 new tokens, 4–192 prompt tokens.", "",
+        "sharing a 256-token prefix, the rest plain; 8–96 new tokens, 4–192 prompt tokens."
+        + (" Encoder-decoder model: every request has a source of 4 to max_source_tokens "
+           "random ids, the prompt is a target prefix of 0–8 ids, 10% search with beams of "
+           "width 2–4." if final.is_seq2seq else ""), "",
         "| minutes | requests | finished | cancelled | deadline | refused (meant) | overloaded |"
         " unexpected | inter-token p50 ms | p99 ms | RSS at end MiB | RSS max MiB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
