@@ -109,12 +109,17 @@ class Server:
 
     def stop(self):
         self.client.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process, timeout=15)
+
+
+def terminate(process, timeout):
+    """SIGTERM, then SIGKILL after `timeout` seconds; reaps the process either way."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def free_port():

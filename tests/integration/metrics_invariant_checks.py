@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from grpc_invariant_checks import check, short, slotserve
+from grpc_invariant_checks import check, short, slotserve, terminate
 from loopback_server import fail
 
 # How long a condition may take to hold: far beyond what a healthy server needs.
@@ -243,12 +243,7 @@ class Server:
 
     def stop(self):
         self.client.close()
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        terminate(self.process, timeout=30)
 
 
 # ---------------------------------------------------------------- what the clients saw
