@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
-#include "base/status_macros.h"
 #include "engine/ending_status.h"
 
 namespace slotserve::engine {
@@ -17,13 +16,6 @@ int SlotsOf(const ActiveRequest& request) {
 
 RequestQueue::RequestQueue(int max_queued, int slots_total)
     : max_queued_(max_queued), slots_total_(slots_total) {}
-
-absl::StatusOr<RequestId> RequestQueue::Enqueue(
-    absl::FunctionRef<std::unique_ptr<ActiveRequest>(RequestId)> make) {
-  SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<RequestId> ids,
-                             EnqueueAll(1, [&](int /*index*/, RequestId id) { return make(id); }));
-  return ids.front();
-}
 
 absl::StatusOr<std::vector<RequestId>> RequestQueue::EnqueueAll(
     int count, absl::FunctionRef<std::unique_ptr<ActiveRequest>(int, RequestId)> make) {

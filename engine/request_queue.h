@@ -33,13 +33,10 @@ class RequestQueue {
 
   // --- Any thread.
 
-  // Queues the request `make` builds from the id it is given (called under the lock, so ids
-  // follow queue order). Errors, with nothing queued: UNAVAILABLE when shut down or draining,
-  // RESOURCE_EXHAUSTED when max_queued requests already wait.
-  absl::StatusOr<RequestId> Enqueue(
-      absl::FunctionRef<std::unique_ptr<ActiveRequest>(RequestId)> make);
-  // Queues `count` requests together, or none (the same errors; RESOURCE_EXHAUSTED unless all
-  // fit): `make(i, id)` builds the i-th. A batch of prompts is accepted or refused whole.
+  // Queues `count` requests together, or none: `make(i, id)` builds the i-th from the id it is
+  // given (called under the lock, so ids follow queue order). Errors, with nothing queued:
+  // UNAVAILABLE when shut down or draining, RESOURCE_EXHAUSTED unless all `count` fit below
+  // max_queued. A batch of prompts is accepted or refused whole.
   absl::StatusOr<std::vector<RequestId>> EnqueueAll(
       int count, absl::FunctionRef<std::unique_ptr<ActiveRequest>(int, RequestId)> make);
   // Asks the engine to end a live request at its next step. False when the id is not live.
