@@ -1,4 +1,4 @@
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,4 +1,4 @@
-#include "server/source_parsing.h"
+#include "server/grpc/source_parsing.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"

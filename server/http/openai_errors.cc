@@ -82,6 +82,10 @@ absl::Status ParamError(absl::string_view param, absl::string_view code, absl::s
   return status;
 }
 
+absl::Status InvalidValue(absl::string_view param, absl::string_view message) {
+  return ParamError(param, "invalid_value", message);
+}
+
 ApiError ToApiError(const absl::Status& status, const ParamNames& names) {
   ApiError error;
   error.message = std::string(status.message());

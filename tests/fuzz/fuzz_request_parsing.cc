@@ -8,7 +8,7 @@
 #include "absl/time/clock.h"
 #include "engine/request_validation.h"
 #include "engine/tokenizer.h"
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
 #include "slotserve/v1/slotserve.pb.h"
 #include "tests/fuzz/bundled_tokenizer.h"
 #include "tests/fuzz/server_limits.h"

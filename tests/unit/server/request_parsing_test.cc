@@ -1,6 +1,6 @@
 // The wire -> engine edge: what the proto shape decides is checked here, with the proto
 // field named; everything else passes through unchanged for the engine to judge.
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
-// GenerateRequest.source at the edge (server/source_parsing.h, and the prompt beside it in
+// GenerateRequest.source at the edge (server/grpc/source_parsing.h, and the prompt beside it in
 // ParseGenerateRequest): ids pass through as given, a prompt beside a source is an optional
 // target prefix, and a malformed source is refused naming its field.
-#include "server/source_parsing.h"
+#include "server/grpc/source_parsing.h"
 
 #include <gtest/gtest.h>
 
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
 
 namespace slotserve::server {
 namespace {
