@@ -17,6 +17,7 @@
 #include "server/http/beam_choices.h"
 #include "server/http/best_of.h"
 #include "server/http/openai_errors.h"
+#include "server/http/openai_request.h"
 #include "server/http/openai_response.h"
 #include "server/http/prompt_batch_sink.h"
 #include "server/http/token_event_queue.h"
