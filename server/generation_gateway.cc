@@ -22,16 +22,11 @@ absl::StatusOr<engine::RequestId> GenerationGateway::SubmitParsed(
 }
 
 absl::StatusOr<std::vector<engine::RequestId>> GenerationGateway::SubmitParsedAll(
-    std::vector<engine::Submission> submissions) {
-  absl::StatusOr<std::vector<engine::RequestId>> ids = scheduler_.SubmitAll(std::move(submissions));
+    std::vector<engine::Submission> submissions, size_t* refused) {
+  absl::StatusOr<std::vector<engine::RequestId>> ids =
+      scheduler_.SubmitAll(std::move(submissions), refused);
   if (!ids.ok()) CountRefusal(ids.status());
   return ids;
-}
-
-absl::Status GenerationGateway::CheckParsed(const engine::GenerationRequest& request) {
-  absl::Status checked = scheduler_.CheckRequest(request);
-  if (!checked.ok()) CountRefusal(checked);
-  return checked;
 }
 
 void GenerationGateway::CountRefusal(const absl::Status& status) {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -32,13 +33,12 @@ class GenerationGateway {
   absl::StatusOr<engine::RequestId> SubmitParsed(engine::GenerationRequest request,
                                                  std::shared_ptr<engine::GenerationSink> sink,
                                                  std::string* request_id);
-  // The scheduler's checks of a parsed request without submitting it (a refusal is counted as
-  // SubmitParsed's are): a batch of prompts checks them all before it submits any.
-  absl::Status CheckParsed(const engine::GenerationRequest& request);
   // Submits requests already parsed, each with its request_id set, as one: all are queued or
-  // none (engine::Scheduler::SubmitAll). A refusal is counted once.
+  // none (engine::Scheduler::SubmitAll, which checks each before it asks the queue). A refusal
+  // is counted once; `refused` (may be null) receives the index of the request refused, or
+  // submissions.size() when the queue refused them all.
   absl::StatusOr<std::vector<engine::RequestId>> SubmitParsedAll(
-      std::vector<engine::Submission> submissions);
+      std::vector<engine::Submission> submissions, size_t* refused = nullptr);
   // A request the front end refused before it reached the scheduler (it could not be parsed):
   // counted in requests_total{outcome=<code>} like the scheduler's own refusals.
   void CountRefusal(const absl::Status& status);

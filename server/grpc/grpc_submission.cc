@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "server/grpc/proto_field_names.h"
 #include "server/grpc/request_parsing.h"
 #include "server/grpc/source_parsing.h"
 
@@ -32,13 +33,11 @@ absl::StatusOr<engine::RequestId> SubmitGenerateRequest(
     std::chrono::system_clock::time_point deadline, std::shared_ptr<engine::GenerationSink> sink,
     std::string* request_id) {
   const engine::Scheduler& scheduler = gateway.scheduler();
-  absl::StatusOr<engine::GenerationRequest> parsed =
-      ParseGenerateRequest(request, scheduler.tokenizer(), scheduler.model_config().bos_id,
-                           scheduler.model_config().vocab_size, DeadlineFromGrpc(deadline));
+  absl::StatusOr<engine::GenerationRequest> parsed = ParseGenerateRequest(
+      request, scheduler.tokenizer(), scheduler.model_config().bos_id, DeadlineFromGrpc(deadline));
   if (parsed.ok()) {
     if (absl::Status source =
-            ParseSource(request, scheduler.tokenizer(), scheduler.model_config().eos_id,
-                        scheduler.model_config().vocab_size, &*parsed);
+            ParseSource(request, scheduler.tokenizer(), scheduler.model_config().eos_id, &*parsed);
         !source.ok()) {
       parsed = std::move(source);
     }
@@ -47,7 +46,10 @@ absl::StatusOr<engine::RequestId> SubmitGenerateRequest(
     gateway.CountRefusal(parsed.status());
     return parsed.status();
   }
-  return gateway.SubmitParsed(*std::move(parsed), std::move(sink), request_id);
+  absl::StatusOr<engine::RequestId> id =
+      gateway.SubmitParsed(*std::move(parsed), std::move(sink), request_id);
+  if (!id.ok()) return WithProtoFieldNames(id.status(), request);
+  return id;
 }
 
 }  // namespace slotserve::server

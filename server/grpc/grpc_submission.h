@@ -37,7 +37,7 @@ absl::Time DeadlineFromGrpc(std::chrono::system_clock::time_point deadline);
 
 // Parses `request` and submits it through `gateway`; the sink then gets the request's events
 // on the engine thread. On error nothing was submitted, the refusal is counted and the sink is
-// never called. `request_id`
+// never called; the engine's refusals name the proto's fields (proto_field_names.h). `request_id`
 // receives the client's id, or one made up when the client sent none.
 absl::StatusOr<engine::RequestId> SubmitGenerateRequest(
     GenerationGateway& gateway, const v1::GenerateRequest& request,
