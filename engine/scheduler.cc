@@ -107,19 +107,17 @@ class Scheduler::Impl final : private RequestFinisher {
     thread_ = std::thread([this] { Run(); });
   }
 
-  absl::Status CheckRequest(const GenerationRequest& request) const {
-    return ValidateGenerationRequest(request, limits_);
-  }
-
   absl::StatusOr<RequestId> Submit(GenerationRequest request,
                                    std::shared_ptr<GenerationSink> sink) {
     std::vector<Submission> one;
     one.push_back({std::move(request), std::move(sink)});
-    SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<RequestId> ids, SubmitAll(std::move(one)));
+    SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<RequestId> ids,
+                               SubmitAll(std::move(one), nullptr));
     return ids.front();
   }
 
-  absl::StatusOr<std::vector<RequestId>> SubmitAll(std::vector<Submission> submissions) {
+  absl::StatusOr<std::vector<RequestId>> SubmitAll(std::vector<Submission> submissions,
+                                                   size_t* refused) {
     const absl::Time now = absl::Now();
     std::vector<PreparedRequest> prepared;
     // A refusal of any request ends the session holds of those prepared before it.
@@ -130,11 +128,12 @@ class Scheduler::Impl final : private RequestFinisher {
         }
       }
     };
-    for (Submission& submission : submissions) {
-      absl::StatusOr<PreparedRequest> ready =
-          PrepareRequest(std::move(submission), now, limits_, *sessions_, model_->seq2seq());
+    for (size_t index = 0; index < submissions.size(); ++index) {
+      absl::StatusOr<PreparedRequest> ready = PrepareRequest(
+          std::move(submissions[index]), now, limits_, *sessions_, model_->seq2seq());
       if (!ready.ok()) {
         release_sessions();
+        if (refused != nullptr) *refused = index;
         return ready.status();
       }
       prepared.push_back(*std::move(ready));
@@ -155,7 +154,10 @@ class Scheduler::Impl final : private RequestFinisher {
           if (ready.session_state) active->AttachSessionState(std::move(*ready.session_state));
           return active;
         });
-    if (!ids.ok()) release_sessions();
+    if (!ids.ok()) {
+      release_sessions();
+      if (refused != nullptr) *refused = submissions.size();
+    }
     return ids;
   }
 
@@ -543,11 +545,9 @@ absl::StatusOr<RequestId> Scheduler::Submit(GenerationRequest request,
                                             std::shared_ptr<GenerationSink> sink) {
   return impl_->Submit(std::move(request), std::move(sink));
 }
-absl::StatusOr<std::vector<RequestId>> Scheduler::SubmitAll(std::vector<Submission> submissions) {
-  return impl_->SubmitAll(std::move(submissions));
-}
-absl::Status Scheduler::CheckRequest(const GenerationRequest& request) const {
-  return impl_->CheckRequest(request);
+absl::StatusOr<std::vector<RequestId>> Scheduler::SubmitAll(std::vector<Submission> submissions,
+                                                            size_t* refused) {
+  return impl_->SubmitAll(std::move(submissions), refused);
 }
 bool Scheduler::Cancel(RequestId id) { return impl_->Cancel(id); }
 void Scheduler::BeginDrain() { impl_->BeginDrain(); }

@@ -112,12 +112,11 @@ class Scheduler {
   absl::StatusOr<RequestId> Submit(GenerationRequest request, std::shared_ptr<GenerationSink> sink);
   // Submits several requests as one: all are queued or none (the first refusal, or
   // RESOURCE_EXHAUSTED when the queue cannot take them all). A batch of prompts answers so.
-  absl::StatusOr<std::vector<RequestId>> SubmitAll(std::vector<Submission> submissions);
-
-  // The checks Submit makes of the request's own fields (INVALID_ARGUMENT, FAILED_PRECONDITION
-  // as above), without queueing it: a batch of prompts checks every prompt before it queues
-  // any, so a bad prompt is refused as bad even when the queue is full.
-  absl::Status CheckRequest(const GenerationRequest& request) const;
+  // Every request is checked before the queue is asked, so a bad one is refused as bad even
+  // when the queue is full. `refused` (may be null) receives, on error, the index of the
+  // submission refused, or submissions.size() when the queue refused the whole batch.
+  absl::StatusOr<std::vector<RequestId>> SubmitAll(std::vector<Submission> submissions,
+                                                   size_t* refused = nullptr);
 
   // Ends a queued or running request with CANCELLED at the next step (its slot is returned
   // then). Returns false when the id is unknown or the request has already finished.

@@ -8,7 +8,6 @@
 
 #include <utility>
 
-#include <grpcpp/security/server_credentials.h>
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "server/flag_file.h"
@@ -90,15 +89,6 @@ absl::StatusOr<std::optional<TlsFiles>> LoadTlsFiles(const TlsOptions& options) 
         FirstCertificate("--tls-client-ca", options.client_ca_path, files.client_ca_pem).status());
   }
   return files;
-}
-
-std::shared_ptr<grpc::ServerCredentials> GrpcServerCredentials(const TlsFiles& files) {
-  grpc::SslServerCredentialsOptions options(
-      files.client_ca_pem.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                  : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_root_certs = files.client_ca_pem;
-  options.pem_key_cert_pairs.push_back({files.key_pem, files.cert_pem});
-  return grpc::SslServerCredentials(options);
 }
 
 }  // namespace slotserve::server

@@ -1,14 +1,13 @@
 // The server's TLS material (--tls-cert, --tls-key, optional --tls-client-ca), read and
 // checked once at start-up so that a missing, unreadable or mismatched file stops the server
 // with a message naming the flag and the file, instead of a handshake failing later on every
-// connection. gRPC and the HTTP listener are both served from the same checked files.
+// connection. gRPC and the HTTP listener are both served from the same checked files
+// (server/grpc/grpc_credentials.h makes gRPC's credentials of them).
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 
-#include <grpcpp/security/server_credentials.h>
 #include "absl/status/statusor.h"
 
 namespace slotserve::server {
@@ -32,9 +31,5 @@ struct TlsFiles {
 // certificate, a private key, CA certificates) and the key belongs to the certificate;
 // INVALID_ARGUMENT / NOT_FOUND naming the flag and the file when not.
 absl::StatusOr<std::optional<TlsFiles>> LoadTlsFiles(const TlsOptions& options);
-
-// gRPC's credentials for `files`; with a client CA, clients without a certificate signed by
-// it are refused during the handshake.
-std::shared_ptr<grpc::ServerCredentials> GrpcServerCredentials(const TlsFiles& files);
 
 }  // namespace slotserve::server

@@ -1,6 +1,5 @@
-// Precompiled into slotserve_service: gRPC, cpp-httplib and nlohmann/json are most of what a
-// front-end file parses (an HTTP route file preprocesses to ~245k lines), and the API's
-// generated protobuf classes.
+// Precompiled into slotserve_service: gRPC and the API's generated protobuf classes, with
+// cpp-httplib and nlohmann/json for the start-up code that wires the HTTP front end.
 #pragma once
 
 #include <grpcpp/grpcpp.h>

@@ -6,6 +6,7 @@
 
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
+#include "server/field_renaming.h"
 
 namespace slotserve::server::http {
 namespace {
@@ -24,7 +25,7 @@ std::optional<std::string> Payload(const absl::Status& status, absl::string_view
 // the message names no known field.
 std::optional<std::string> RenameEngineField(const ParamNames& names, std::string* message) {
   // Longest first where one name starts another (prompt_ids before prompt).
-  const std::array<std::pair<std::string_view, std::string_view>, 24> fields = {{
+  const std::array<FieldRename, 24> fields = {{
       {"sampling.temperature", "temperature"},
       {"sampling.top_k", "top_k"},
       {"sampling.top_p", "top_p"},
@@ -51,25 +52,20 @@ std::optional<std::string> RenameEngineField(const ParamNames& names, std::strin
       {"beam.n_best", "n"},
       {"beam.length_penalty", "length_penalty"},
   }};
-  for (const auto& [engine_name, api_name] : fields) {
-    if (message->compare(0, engine_name.size(), engine_name) != 0) continue;
-    const size_t end = engine_name.size();
-    if (end < message->size() && (*message)[end] != ' ' && (*message)[end] != '[') continue;
-    message->replace(0, end, api_name);
-    // Beam search's refusals quote the width by its engine name ("... with beam.width = 4").
-    for (size_t at = message->find("beam.width"); at != std::string::npos;
-         at = message->find("beam.width", at)) {
-      message->replace(at, 10, "best_of");
-    }
-    if (engine_name == "stopping.max_new_tokens") {
-      // The engine's encoding of "unset" (0) is not this API's (leave max_tokens out).
-      const size_t note = message->find(" (0 = the default");
-      if (note != std::string::npos) message->erase(note, message->find(')', note) + 1 - note);
-    }
-    const size_t param_end = message->find(' ');
-    return message->substr(0, param_end);
+  const FieldRename* renamed = RenameLeadingField(fields, message);
+  if (renamed == nullptr) return std::nullopt;
+  // Beam search's refusals quote the width by its engine name ("... with beam.width = 4").
+  for (size_t at = message->find("beam.width"); at != std::string::npos;
+       at = message->find("beam.width", at)) {
+    message->replace(at, 10, "best_of");
   }
-  return std::nullopt;
+  if (renamed->engine_name == "stopping.max_new_tokens") {
+    // The engine's encoding of "unset" (0) is not this API's (leave max_tokens out).
+    const size_t note = message->find(" (0 = the default");
+    if (note != std::string::npos) message->erase(note, message->find(')', note) + 1 - note);
+  }
+  const size_t param_end = message->find(' ');
+  return message->substr(0, param_end);
 }
 
 }  // namespace
@@ -80,6 +76,10 @@ absl::Status ParamError(absl::string_view param, absl::string_view code, absl::s
   status.SetPayload(kParamPayload, absl::Cord(param));
   status.SetPayload(kCodePayload, absl::Cord(code));
   return status;
+}
+
+absl::Status InvalidValue(absl::string_view param, absl::string_view message) {
+  return ParamError(param, "invalid_value", message);
 }
 
 ApiError ToApiError(const absl::Status& status, const ParamNames& names) {

@@ -21,6 +21,8 @@ namespace slotserve::server::http {
 // ("invalid_type", "invalid_value", "unknown_parameter", "unsupported_value", ...).
 absl::Status ParamError(absl::string_view param, absl::string_view code, absl::string_view message,
                         absl::StatusCode status = absl::StatusCode::kInvalidArgument);
+// ParamError with code "invalid_value": `param` holds a value this API refuses.
+absl::Status InvalidValue(absl::string_view param, absl::string_view message);
 
 // What the client called the engine's fields in this request.
 struct ParamNames {

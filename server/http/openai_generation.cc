@@ -17,6 +17,7 @@
 #include "server/http/beam_choices.h"
 #include "server/http/best_of.h"
 #include "server/http/openai_errors.h"
+#include "server/http/openai_request.h"
 #include "server/http/openai_response.h"
 #include "server/http/prompt_batch_sink.h"
 #include "server/http/token_event_queue.h"
@@ -83,9 +84,10 @@ struct Generation {
 };
 
 // Submits the request's engine requests (one per prompt of a batch), recording their ids in
-// `generation`. Every prompt is checked before any is queued, so a bad prompt is refused as
-// bad (400) even when the queue could not take the batch (429); then the batch is queued
-// whole or refused whole (GenerationGateway::SubmitParsedAll), so a 429 leaves nothing behind.
+// `generation`. The engine checks every prompt before any is queued, so a bad prompt is
+// refused as bad (400, naming it: "prompt[3]") even when the queue could not take the batch
+// (429); the batch is queued whole or refused whole (GenerationGateway::SubmitParsedAll), so
+// a 429 leaves nothing behind.
 absl::Status Submit(GenerationGateway& gateway, Generation& generation,
                     const std::string& response_id) {
   OpenAiRequest& request = generation.request;
@@ -97,11 +99,6 @@ absl::Status Submit(GenerationGateway& gateway, Generation& generation,
     // The engine's log names each prompt's request apart.
     absl::StrAppend(&submitted[prompt].request_id, "-", prompt);
     if (prompt > 0) submitted[prompt].prompt_ids = request.further_prompts[prompt - 1].ids;
-    if (absl::Status checked = gateway.CheckParsed(submitted[prompt]); !checked.ok()) {
-      // The engine's refusal of a prompt ("prompt_ids[3] must be ...") names it in the batch.
-      request.names.prompt = absl::StrCat("prompt[", prompt, "]");
-      return checked;
-    }
   }
   const int64_t choices_per_prompt = std::max<int64_t>(
       request.generation.beam.enabled() ? request.generation.beam.n_best : request.generation.n, 1);
@@ -116,7 +113,17 @@ absl::Status Submit(GenerationGateway& gateway, Generation& generation,
     if (submitted[prompt].beam.enabled()) sink = std::make_shared<BeamChoicesSink>(sink);
     submissions.push_back({std::move(submitted[prompt]), std::move(sink)});
   }
-  SLOTSERVE_ASSIGN_OR_RETURN(generation.ids, gateway.SubmitParsedAll(std::move(submissions)));
+  size_t refused = prompts;
+  absl::StatusOr<std::vector<engine::RequestId>> ids =
+      gateway.SubmitParsedAll(std::move(submissions), &refused);
+  if (!ids.ok()) {
+    // The engine's refusal of one prompt ("prompt_ids[3] must be ...") names it in the batch.
+    if (prompts > 1 && refused < prompts) {
+      request.names.prompt = absl::StrCat("prompt[", refused, "]");
+    }
+    return ids.status();
+  }
+  generation.ids = *std::move(ids);
   return absl::OkStatus();
 }
 

@@ -15,7 +15,8 @@
 #include <httplib.h>
 #include "absl/time/time.h"
 #include "server/generation_gateway.h"
-#include "server/http/openai_request.h"
+#include "server/http/parsed_openai_request.h"
+#include "server/http/served_model.h"
 
 namespace slotserve::server::http {
 

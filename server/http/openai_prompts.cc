@@ -10,10 +10,6 @@
 namespace slotserve::server::http {
 namespace {
 
-absl::Status Invalid(absl::string_view param, absl::string_view message) {
-  return ParamError(param, "invalid_value", message);
-}
-
 // One prompt (`path` names it in errors): a non-empty string or array of token ids.
 absl::StatusOr<SentPrompt> ReadOnePrompt(JsonParams& params, const nlohmann::json& prompt,
                                          const std::string& path, const ServedModel& model,
@@ -21,14 +17,14 @@ absl::StatusOr<SentPrompt> ReadOnePrompt(JsonParams& params, const nlohmann::jso
   SentPrompt sent;
   if (prompt.is_string()) {
     const std::string& text = prompt.get_ref<const std::string&>();
-    if (text.empty()) return Invalid(path, absl::StrCat(path, " must not be empty"));
+    if (text.empty()) return InvalidValue(path, absl::StrCat(path, " must not be empty"));
     SLOTSERVE_ASSIGN_OR_RETURN(
         sent.ids, EncodeText(text, path, model.tokenizer, model.seq2seq ? -1 : model.bos_id));
     if (echo) sent.echo_text = text;
     return sent;
   }
   if (prompt.is_array()) {
-    if (prompt.empty()) return Invalid(path, absl::StrCat(path, " must not be empty"));
+    if (prompt.empty()) return InvalidValue(path, absl::StrCat(path, " must not be empty"));
     SLOTSERVE_RETURN_IF_ERROR(ReadInt32Array(prompt, path, &sent.ids));
     if (echo && model.tokenizer != nullptr) sent.echo_text = model.tokenizer->Decode(sent.ids);
     return sent;
@@ -45,7 +41,7 @@ absl::StatusOr<std::vector<SentPrompt>> ReadPrompts(JsonParams& params, const Se
   const bool no_prefix = prompt == nullptr || *prompt == "" || *prompt == nlohmann::json::array();
   if (model.seq2seq && no_prefix) return std::vector<SentPrompt>(1);
   if (prompt == nullptr) {
-    return Invalid("prompt", "prompt is required: a string or an array of token ids");
+    return InvalidValue("prompt", "prompt is required: a string or an array of token ids");
   }
   std::vector<const nlohmann::json*> elements;
   if (prompt->is_array() && !prompt->empty() && !IsIntegral((*prompt)[0])) {

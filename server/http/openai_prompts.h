@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 #include "absl/status/statusor.h"
 #include "server/http/json_params.h"
-#include "server/http/openai_request.h"
+#include "server/http/served_model.h"
 
 namespace slotserve::server::http {
 

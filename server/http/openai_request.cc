@@ -22,10 +22,6 @@ absl::Status Unsupported(absl::string_view param, absl::string_view what) {
   return ParamError(param, "unsupported_value", absl::StrCat(param, ": ", what));
 }
 
-absl::Status Invalid(absl::string_view param, absl::string_view message) {
-  return ParamError(param, "invalid_value", message);
-}
-
 // vLLM's beam search parameters: use_beam_search, best_of (the beam width), n (the hypotheses
 // returned, as choices 0..n-1, best first) and length_penalty (0 when left out, as gRPC's:
 // the plain sum of logprobs). The engine checks their ranges and what beam search refuses
@@ -33,19 +29,19 @@ absl::Status Invalid(absl::string_view param, absl::string_view message) {
 absl::Status ReadBeam(JsonParams& params, int64_t n, int64_t best_of,
                       engine::GenerationRequest* generation) {
   if (best_of < 2) {
-    return Invalid("best_of", absl::StrCat("best_of (the beam width) must be > 1 with "
-                                           "\"use_beam_search\": true, got ",
-                                           best_of));
+    return InvalidValue("best_of", absl::StrCat("best_of (the beam width) must be > 1 with "
+                                                "\"use_beam_search\": true, got ",
+                                                best_of));
   }
   // Refused here, in this API's words: the engine's refusal ("logprobs.enabled must be false")
   // would quote a boolean where the client sent a count.
   const nlohmann::json* logprobs = params.Get("logprobs");
   if (logprobs != nullptr && !logprobs->is_null() && *logprobs != false) {
-    return Invalid("logprobs",
-                   absl::StrCat("logprobs must be left out with \"use_beam_search\": true (each "
-                                "choice is a hypothesis ranked by its summed log probability; "
-                                "no per-token logprobs), got ",
-                                logprobs->dump()));
+    return InvalidValue(
+        "logprobs", absl::StrCat("logprobs must be left out with \"use_beam_search\": true (each "
+                                 "choice is a hypothesis ranked by its summed log probability; "
+                                 "no per-token logprobs), got ",
+                                 logprobs->dump()));
   }
   float length_penalty = 0.0f;
   SLOTSERVE_RETURN_IF_ERROR(params.Float("length_penalty", &length_penalty));
@@ -61,17 +57,17 @@ absl::Status ReadChoices(JsonParams& params, OpenAiRequest* request) {
   engine::GenerationRequest* generation = &request->generation;
   int64_t n = 1;
   SLOTSERVE_RETURN_IF_ERROR(params.Int("n", &n));
-  if (n < 1) return Invalid("n", absl::StrCat("n must be >= 1, got ", n));
+  if (n < 1) return InvalidValue("n", absl::StrCat("n must be >= 1, got ", n));
   int64_t best_of = n;
   SLOTSERVE_RETURN_IF_ERROR(params.Int("best_of", &best_of));
   bool beam = false;
   SLOTSERVE_RETURN_IF_ERROR(params.Bool("use_beam_search", &beam));
   if (beam) return ReadBeam(params, n, best_of, generation);
   if (params.Has("length_penalty")) {
-    return Invalid("length_penalty", "length_penalty needs \"use_beam_search\": true");
+    return InvalidValue("length_penalty", "length_penalty needs \"use_beam_search\": true");
   }
   if (best_of < n) {
-    return Invalid("best_of", absl::StrCat("best_of must be >= n (", n, "), got ", best_of));
+    return InvalidValue("best_of", absl::StrCat("best_of must be >= n (", n, "), got ", best_of));
   }
   generation->n = n;
   if (best_of > n) {
@@ -96,13 +92,14 @@ absl::Status ReadLogitBias(JsonParams& params, engine::SamplingOptions* sampling
         std::all_of(key.begin() + (key[0] == '-' ? 1 : 0), key.end(), absl::ascii_isdigit);
     int32_t id = 0;
     if (!decimal || !absl::SimpleAtoi(key, &id)) {
-      return Invalid("logit_bias", absl::StrCat("logit_bias keys must be token ids (decimal "
-                                                "integers), got \"",
-                                                key, "\""));
+      return InvalidValue("logit_bias", absl::StrCat("logit_bias keys must be token ids (decimal "
+                                                     "integers), got \"",
+                                                     key, "\""));
     }
     if (!value.is_number()) {
-      return Invalid("logit_bias", absl::StrCat("logit_bias[\"", key, "\"] must be a number, got ",
-                                                models::JsonForMessage(value)));
+      return InvalidValue("logit_bias",
+                          absl::StrCat("logit_bias[\"", key, "\"] must be a number, got ",
+                                       models::JsonForMessage(value)));
     }
     sampling->logit_bias.push_back({id, value.get<float>()});
   }
@@ -143,10 +140,10 @@ absl::Status ReadStopping(JsonParams& params, Endpoint endpoint, OpenAiRequest* 
     SLOTSERVE_RETURN_IF_ERROR(params.Int(name, &max_tokens));
     // The engine reads 0 as "its default"; on this API leaving the parameter out says that.
     if (max_tokens < 1) {
-      return Invalid(name, absl::StrCat(name,
-                                        " must be >= 1 (leave it out or null for the "
-                                        "default), got ",
-                                        max_tokens));
+      return InvalidValue(name, absl::StrCat(name,
+                                             " must be >= 1 (leave it out or null for the "
+                                             "default), got ",
+                                             max_tokens));
     }
   }
   stopping.max_new_tokens = max_tokens;
@@ -165,7 +162,7 @@ absl::Status ReadStreamOptions(JsonParams& params, OpenAiRequest* request) {
                             *options);
   }
   if (!request->stream) {
-    return Invalid("stream_options", "stream_options is only allowed with \"stream\": true");
+    return InvalidValue("stream_options", "stream_options is only allowed with \"stream\": true");
   }
   JsonParams nested(*options, "stream_options");
   SLOTSERVE_RETURN_IF_ERROR(nested.Bool("include_usage", &request->include_usage));
@@ -183,8 +180,8 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
   SLOTSERVE_RETURN_IF_ERROR(ReadStopping(params, endpoint, request));
   SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));
   if (request->keep_best > 0 && request->stream) {
-    return Invalid("best_of",
-                   absl::StrCat("best_of (", request->generation.n, ") > n (", request->keep_best,
+    return InvalidValue(
+        "best_of", absl::StrCat("best_of (", request->generation.n, ") > n (", request->keep_best,
                                 ") cannot be streamed: the best are known only at "
                                 "the end"));
   }
@@ -250,10 +247,11 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(JsonParams& params,
     ChatMessage chat_message;
     SLOTSERVE_RETURN_IF_ERROR(fields.String("role", &chat_message.role));
     if (!chat_template.AcceptsRole(chat_message.role)) {
-      return Invalid(fields.PathOf("role"),
-                     absl::StrCat(fields.PathOf("role"), " must be one of ",
-                                  absl::StrJoin(chat_template.roles(), ", "),
-                                  " (the model's chat template), got \"", chat_message.role, "\""));
+      return InvalidValue(
+          fields.PathOf("role"),
+          absl::StrCat(fields.PathOf("role"), " must be one of ",
+                       absl::StrJoin(chat_template.roles(), ", "),
+                       " (the model's chat template), got \"", chat_message.role, "\""));
     }
     if (const nlohmann::json* content = fields.Get("content"); content != nullptr) {
       SLOTSERVE_ASSIGN_OR_RETURN(chat_message.content,
@@ -372,7 +370,7 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
   if (params.Has("top_logprobs")) {
     SLOTSERVE_RETURN_IF_ERROR(params.Int("top_logprobs", &logprobs.top_n));
     if (!logprobs.enabled) {
-      return Invalid("top_logprobs", "top_logprobs needs \"logprobs\": true");
+      return InvalidValue("top_logprobs", "top_logprobs needs \"logprobs\": true");
     }
   }
   SLOTSERVE_RETURN_IF_ERROR(CheckNoTools(params));

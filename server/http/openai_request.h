@@ -10,64 +10,17 @@
 // lists them with what is refused.
 #pragma once
 
-#include <cstdint>
-#include <string>
-#include <vector>
-
 #include <nlohmann/json.hpp>
 #include "absl/status/statusor.h"
-#include "engine/generation_request.h"
-#include "engine/tokenizer.h"
-#include "server/http/chat_template.h"
 #include "server/http/json_params.h"
 #include "server/http/openai_errors.h"
+#include "server/http/parsed_openai_request.h"
+#include "server/http/served_model.h"
 
 namespace slotserve::server::http {
 
-enum class Endpoint { kCompletions, kChat };
-
-// What the parser needs to know about the served model.
-struct ServedModel {
-  std::string name;                              // what "model" must say, when given
-  const engine::Tokenizer* tokenizer = nullptr;  // null: text prompts are refused
-  int bos_id = -1;                               // prepended to text prompts (< 0: none)
-  const ChatTemplate* chat_template = nullptr;   // required for chat
-  // Encoder-decoder models (openai_source.h): "source" is required, "prompt" optional.
-  bool seq2seq = false;
-  int eos_id = -1;                // ends a text source
-  int64_t max_prompt_tokens = 0;  // --max-prompt-tokens: /tokenize's max_model_len
-};
-
 // As OpenAI's legacy completions API (and vLLM's): max_tokens when the request sets none.
 inline constexpr int kCompletionsDefaultMaxTokens = 16;
-
-struct OpenAiRequest {
-  Endpoint endpoint = Endpoint::kCompletions;
-  engine::GenerationRequest generation;  // request_id and deadline left to the caller
-  std::string model;                     // the served model's name, for the response
-  bool stream = false;
-  bool include_usage = false;     // stream_options.include_usage: a last chunk with usage
-  bool return_token_ids = false;  // vLLM's extension: choices[].token_ids
-  // echo (completions): each choice's text starts with the prompt, as sent (a string) or
-  // decoded (token ids); with logprobs, the prompt's tokens lead its logprobs, the first with
-  // null and the rest scored by the engine (LogprobOptions::prompt).
-  bool echo = false;
-  std::string echo_text;
-  // Completions' batch ("prompt": [p0, p1, ...]): the prompts after the first (which is
-  // generation.prompt_ids and echo_text), each generated as an engine request of its own with
-  // generation's other options. Prompt p's choice j is answered as choice p * n + j.
-  struct FurtherPrompt {
-    std::vector<int32_t> ids;
-    std::string echo_text;
-  };
-  std::vector<FurtherPrompt> further_prompts;
-  // best_of > n: generation.n is best_of, and the keep_best (n) choices of each prompt with the
-  // highest log probability per token are returned (best_of.h); 0: every choice is.
-  int64_t keep_best = 0;
-  // The engine reports logprobs only for best_of's ranking: the answer leaves them out.
-  bool hide_logprobs = false;
-  ParamNames names;  // what the client called the engine's fields
-};
 
 // Errors are INVALID_ARGUMENT (NOT_FOUND for an unknown model) carrying the parameter and a
 // code for the error body (openai_errors.h).

@@ -15,7 +15,7 @@
 #include "engine/generation_events.h"
 #include "engine/incremental_detokenizer.h"
 #include "engine/tokenizer.h"
-#include "server/http/openai_request.h"
+#include "server/http/parsed_openai_request.h"
 
 namespace slotserve::server::http {
 

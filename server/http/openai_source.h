@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "engine/generation_request.h"
 #include "server/http/json_params.h"
-#include "server/http/openai_request.h"
+#include "server/http/served_model.h"
 
 namespace slotserve::server::http {
 

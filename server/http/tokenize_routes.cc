@@ -12,6 +12,7 @@
 #include "server/http/json_params.h"
 #include "server/http/openai_errors.h"
 #include "server/http/openai_generation.h"
+#include "server/http/openai_request.h"
 #include "server/prompt_encoding.h"
 
 namespace slotserve::server::http {

@@ -12,7 +12,7 @@
 #include <functional>
 
 #include <httplib.h>
-#include "server/http/openai_request.h"
+#include "server/http/served_model.h"
 
 namespace slotserve::server::http {
 

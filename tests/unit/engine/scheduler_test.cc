@@ -421,6 +421,37 @@ TEST(SchedulerTest, SubmitAllQueuesEveryRequestOrNone) {
   h.ExpectPoolFull();
 }
 
+// SubmitAll says which request it refused, and checks every one before it asks the queue: a
+// bad request in a batch the queue could not take is refused as bad, by its index.
+TEST(SchedulerTest, SubmitAllNamesTheRefusedRequestAndChecksBeforeTheQueue) {
+  SchedulerOptions options;
+  options.max_queued = 2;
+  Harness h(options);  // not started: everything stays queued
+  h.Submit(Greedy({5}, 5));
+  std::vector<Submission> batch;
+  for (int i = 0; i < 3; ++i) {
+    batch.push_back({Greedy({5, 6}, 5), std::make_shared<RecordingSink>()});
+  }
+  batch[2].request.prompt_ids[1] = 1 << 20;  // outside any vocabulary
+  size_t refused = 99;
+  absl::StatusOr<std::vector<RequestId>> bad = h.scheduler->SubmitAll(std::move(batch), &refused);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument) << bad.status();
+  EXPECT_NE(bad.status().message().find("prompt_ids[1] must be a token id"), std::string::npos)
+      << bad.status();
+  EXPECT_EQ(refused, 2u);
+  std::vector<Submission> too_many;
+  for (int i = 0; i < 2; ++i) {
+    too_many.push_back({Greedy({5, 6}, 5), std::make_shared<RecordingSink>()});
+  }
+  refused = 99;
+  EXPECT_EQ(h.scheduler->SubmitAll(std::move(too_many), &refused).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused, 2u);  // the whole batch: submissions.size()
+  EXPECT_EQ(h.scheduler->stats().queued, 1);
+  h.scheduler->Start();
+  h.ExpectPoolFull();
+}
+
 TEST(SchedulerTest, DrainRefusesNewRequestsAndLetsAcceptedOnesFinish) {
   auto fake = std::make_unique<FakeLanguageModel>();
   fake->set_call_delay(absl::Milliseconds(1));

@@ -1,11 +1,11 @@
 // A gRPC client enforces its own deadline and cancels; the server's copy of the deadline trails
 // it (the timeout is sent rounded up, and counted from the request's arrival). A cancel that
-// close to the deadline is taken for the deadline (server/generation_gateway.h).
+// close to the deadline is taken for the deadline (server/grpc/grpc_submission.h).
 #include <gtest/gtest.h>
 
 #include <chrono>
 
-#include "server/generation_gateway.h"
+#include "server/grpc/grpc_submission.h"
 
 namespace slotserve::server {
 namespace {

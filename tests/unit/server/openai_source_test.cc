@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "server/http/openai_errors.h"
+#include "server/http/openai_request.h"
 #include "tests/unit/engine/tiny_tokenizer.h"
 
 namespace slotserve::server::http {

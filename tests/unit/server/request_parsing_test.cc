@@ -1,8 +1,11 @@
 // The wire -> engine edge: what the proto shape decides is checked here, with the proto
-// field named; everything else passes through unchanged for the engine to judge.
-#include "server/request_parsing.h"
+// field named; everything else passes through unchanged for the engine to judge, and the
+// engine's refusal names the proto field too (proto_field_names.h).
+#include "server/grpc/request_parsing.h"
 
 #include <gtest/gtest.h>
+
+#include "tests/unit/server/grpc_refusal.h"
 
 namespace slotserve::server {
 namespace {
@@ -11,7 +14,13 @@ constexpr int kBos = 1;
 constexpr int kVocab = 100;
 
 absl::StatusOr<engine::GenerationRequest> Parse(const v1::GenerateRequest& request) {
-  return ParseGenerateRequest(request, /*tokenizer=*/nullptr, kBos, kVocab, absl::InfiniteFuture());
+  return ParseGenerateRequest(request, /*tokenizer=*/nullptr, kBos, absl::InfiniteFuture());
+}
+
+// Parsed, then checked by the engine (which checks ids and stop sequences, once).
+absl::Status Refusal(const v1::GenerateRequest& request) {
+  return testing::GrpcRefusal(request, kBos, /*eos_id=*/2,
+                              testing::SmallModelLimits(kVocab, /*seq2seq=*/false));
 }
 
 v1::GenerateRequest WithTokenIds(std::initializer_list<int32_t> ids) {
@@ -67,7 +76,7 @@ TEST(RequestParsingTest, EveryOptionIsCarriedOver) {
   request.mutable_logprobs()->set_top_n(4);
   const absl::Time deadline = absl::FromUnixSeconds(2000000000);
   absl::StatusOr<engine::GenerationRequest> parsed =
-      ParseGenerateRequest(request, nullptr, kBos, kVocab, deadline);
+      ParseGenerateRequest(request, nullptr, kBos, deadline);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->request_id, "abc");
   EXPECT_EQ(parsed->sampling.temperature, 0.0f);
@@ -105,8 +114,8 @@ TEST(RequestParsingTest, HugeCountsReachTheEngineAsSent) {
 TEST(RequestParsingTest, RefusalsNameTheProtoField) {
   ExpectInvalid(Parse(v1::GenerateRequest()).status(), "prompt must be set");
   ExpectInvalid(Parse(WithTokenIds({})).status(), "token_ids.ids must not be empty");
-  ExpectInvalid(Parse(WithTokenIds({5, 100})).status(), "token_ids.ids[1]");
-  ExpectInvalid(Parse(WithTokenIds({-1})).status(), "token_ids.ids[0]");
+  ExpectInvalid(Refusal(WithTokenIds({5, 100})), "token_ids.ids[1]");
+  ExpectInvalid(Refusal(WithTokenIds({-1})), "token_ids.ids[0]");
   v1::GenerateRequest empty_text;
   empty_text.set_text("");
   ExpectInvalid(Parse(empty_text).status(), "text must not be empty");
@@ -116,7 +125,7 @@ TEST(RequestParsingTest, RefusalsNameTheProtoField) {
   v1::GenerateRequest bad_stop = WithTokenIds({5});
   bad_stop.mutable_stopping()->add_stop_sequences("fine");
   bad_stop.mutable_stopping()->add_stop_sequences("\xed\xa0\x80");  // a surrogate
-  ExpectInvalid(Parse(bad_stop).status(), "stopping.stop_sequences[1]");
+  ExpectInvalid(Refusal(bad_stop), "stopping.stop_sequences[1]");
   v1::GenerateRequest zero_max = WithTokenIds({5});
   zero_max.mutable_stopping()->set_max_new_tokens(0);
   ExpectInvalid(Parse(zero_max).status(), "stopping.max_new_tokens");

@@ -1,9 +1,9 @@
 // Engine events -> proto messages, and engine errors -> gRPC statuses.
-#include "server/response_building.h"
+#include "server/grpc/response_building.h"
 
 #include <gtest/gtest.h>
 
-#include "server/status_mapping.h"
+#include "server/grpc/status_mapping.h"
 
 namespace slotserve::server {
 namespace {

@@ -1,11 +1,13 @@
-// GenerateRequest.source at the edge (server/source_parsing.h, and the prompt beside it in
+// GenerateRequest.source at the edge (server/grpc/source_parsing.h, and the prompt beside it in
 // ParseGenerateRequest): ids pass through as given, a prompt beside a source is an optional
-// target prefix, and a malformed source is refused naming its field.
-#include "server/source_parsing.h"
+// target prefix, and a malformed source is refused naming its field (by the parser, or by the
+// engine's check renamed to the proto field).
+#include "server/grpc/source_parsing.h"
 
 #include <gtest/gtest.h>
 
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
+#include "tests/unit/server/grpc_refusal.h"
 
 namespace slotserve::server {
 namespace {
@@ -15,11 +17,10 @@ constexpr int kEos = 2;
 constexpr int kSourceVocab = 100;
 
 absl::StatusOr<engine::GenerationRequest> ParseSourceRequest(const v1::GenerateRequest& request) {
-  absl::StatusOr<engine::GenerationRequest> parsed = ParseGenerateRequest(
-      request, /*tokenizer=*/nullptr, kSourceBos, kSourceVocab, absl::InfiniteFuture());
+  absl::StatusOr<engine::GenerationRequest> parsed =
+      ParseGenerateRequest(request, /*tokenizer=*/nullptr, kSourceBos, absl::InfiniteFuture());
   if (!parsed.ok()) return parsed;
-  if (absl::Status source = ParseSource(request, nullptr, kEos, kSourceVocab, &*parsed);
-      !source.ok()) {
+  if (absl::Status source = ParseSource(request, nullptr, kEos, &*parsed); !source.ok()) {
     return source;
   }
   return parsed;
@@ -39,14 +40,19 @@ TEST(SourceParsingTest, SourceIdsPassThroughAsGivenAndThePromptMayBeAbsent) {
   EXPECT_TRUE(parsed->prompt_ids.empty());
 }
 
+// The engine checks the ids (source_validation.h); the refusal names the field the client set.
+absl::Status SourceRefusal(const v1::GenerateRequest& request) {
+  return testing::GrpcRefusal(request, kSourceBos, kEos,
+                              testing::SmallModelLimits(kSourceVocab, /*seq2seq=*/true));
+}
+
 TEST(SourceParsingTest, AnIdOutsideTheVocabularyIsRefusedNamingTheProtoField) {
-  const absl::StatusOr<engine::GenerationRequest> parsed =
-      ParseSourceRequest(WithSourceIds({5, kSourceVocab}));
-  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(parsed.status().message(),
-            "source.token_ids.ids[1] must be a token id in [0, 100), got 100");
-  EXPECT_EQ(ParseSourceRequest(WithSourceIds({-1})).status().message(),
+  const absl::Status refused = SourceRefusal(WithSourceIds({5, kSourceVocab}));
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(refused.message(), "source.token_ids.ids[1] must be a token id in [0, 100), got 100");
+  EXPECT_EQ(SourceRefusal(WithSourceIds({-1})).message(),
             "source.token_ids.ids[0] must be a token id in [0, 100), got -1");
+  EXPECT_TRUE(SourceRefusal(WithSourceIds({5, 99})).ok());
 }
 
 TEST(SourceParsingTest, AnEmptyTextPromptBesideASourceIsNoPrefix) {

@@ -1,7 +1,7 @@
-// WriteDispatcher (server/write_dispatcher.h): posted tasks run on a thread other than the
+// WriteDispatcher (server/grpc/write_dispatcher.h): posted tasks run on a thread other than the
 // poster's, in the order they were posted, and none is lost when the dispatcher is destroyed
 // with tasks still queued.
-#include "server/write_dispatcher.h"
+#include "server/grpc/write_dispatcher.h"
 
 #include <atomic>
 #include <chrono>

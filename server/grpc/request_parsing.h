@@ -1,7 +1,8 @@
 // The edge between the wire and the engine: a slotserve.v1.GenerateRequest becomes an
 // engine::GenerationRequest here (DESIGN §1). Only what the proto shape itself decides is
-// checked here (a prompt is present, text is UTF-8 and not empty); every numeric limit is the
-// engine's (Scheduler::Submit), so the two never disagree.
+// checked here (a prompt is present, text is UTF-8 and not empty); every value is the
+// engine's to check (Scheduler::Submit), once, so the front ends never disagree; its refusals
+// are renamed to the proto's fields (proto_field_names.h).
 #pragma once
 
 #include <cstdint>
@@ -19,11 +20,10 @@
 namespace slotserve::server {
 
 // `tokenizer` may be null (then text prompts are refused with FAILED_PRECONDITION). `bos_id`
-// (< 0: none) is prepended to text prompts; token ids must be in [0, vocab_size). Errors are
+// (< 0: none) is prepended to text prompts; token ids pass as given. Errors are
 // INVALID_ARGUMENT naming the proto field ("text must not be empty").
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,
-                                                               int bos_id, int vocab_size,
-                                                               absl::Time deadline);
+                                                               int bos_id, absl::Time deadline);
 
 }  // namespace slotserve::server

@@ -1,11 +1,10 @@
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
 
-#include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 
 namespace slotserve::server {
@@ -39,12 +38,8 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
     options.max_new_tokens = proto.max_new_tokens();  // int64: every uint32 fits as sent
   }
   options.min_new_tokens = proto.min_new_tokens();
-  for (int i = 0; i < proto.stop_sequences_size(); ++i) {
-    const std::string& stop = proto.stop_sequences(i);
-    // proto `bytes`: nothing checked it on the way in.
-    SLOTSERVE_RETURN_IF_ERROR(CheckUtf8(stop, absl::StrCat("stopping.stop_sequences[", i, "]")));
-    options.stop_sequences.push_back(stop);
-  }
+  // proto `bytes`, so possibly not UTF-8: the engine checks them.
+  options.stop_sequences.assign(proto.stop_sequences().begin(), proto.stop_sequences().end());
   options.stop_token_ids.assign(proto.stop_token_ids().begin(), proto.stop_token_ids().end());
   options.ignore_eos = proto.ignore_eos();
   return options;
@@ -54,8 +49,7 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
 
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,
-                                                               int bos_id, int vocab_size,
-                                                               absl::Time deadline) {
+                                                               int bos_id, absl::Time deadline) {
   engine::GenerationRequest parsed;
   parsed.request_id = request.request_id();
   // Beside a source (source_parsing.h) the prompt is an optional target prefix, without BOS.
@@ -76,15 +70,9 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
       if (request.token_ids().ids().empty()) {
         return absl::InvalidArgumentError("token_ids.ids must not be empty");
       }
-      for (int i = 0; i < request.token_ids().ids_size(); ++i) {
-        const int32_t id = request.token_ids().ids(i);
-        // The engine checks this too, but names its own field (prompt_ids).
-        if (id < 0 || id >= vocab_size) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "token_ids.ids[", i, "] must be a token id in [0, ", vocab_size, "), got ", id));
-        }
-        parsed.prompt_ids.push_back(id);
-      }
+      // Used as given: the engine checks them against the vocabulary (proto_field_names.h
+      // names its refusal token_ids.ids[i]).
+      parsed.prompt_ids.assign(request.token_ids().ids().begin(), request.token_ids().ids().end());
       break;
     case v1::GenerateRequest::PROMPT_NOT_SET:
       if (target_prefix) break;

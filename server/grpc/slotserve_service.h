@@ -8,9 +8,9 @@
 #include "engine/scheduler.h"
 #include "server/api_keys.h"
 #include "server/generation_gateway.h"
+#include "server/grpc/session_transfer.h"
+#include "server/grpc/write_dispatcher.h"
 #include "server/server_metrics.h"
-#include "server/session_transfer.h"
-#include "server/write_dispatcher.h"
 #include "slotserve/v1/slotserve.grpc.pb.h"
 
 namespace slotserve::server {

@@ -1,13 +1,13 @@
-#include "server/slotserve_service.h"
+#include "server/grpc/slotserve_service.h"
 
 #include <utility>
 
-#include "server/call_authentication.h"
-#include "server/complete_call.h"
-#include "server/generate_call.h"
-#include "server/model_info.h"
-#include "server/request_parsing.h"
-#include "server/status_mapping.h"
+#include "server/grpc/call_authentication.h"
+#include "server/grpc/complete_call.h"
+#include "server/grpc/generate_call.h"
+#include "server/grpc/model_info.h"
+#include "server/grpc/request_parsing.h"
+#include "server/grpc/status_mapping.h"
 
 namespace slotserve::server {
 

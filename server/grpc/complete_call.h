@@ -12,6 +12,7 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "server/generation_gateway.h"
+#include "server/grpc/grpc_submission.h"
 #include "slotserve/v1/slotserve.pb.h"
 
 namespace slotserve::server {

@@ -1,9 +1,9 @@
-#include "server/generate_call.h"
+#include "server/grpc/generate_call.h"
 
 #include <utility>
 
-#include "server/response_building.h"
-#include "server/status_mapping.h"
+#include "server/grpc/response_building.h"
+#include "server/grpc/status_mapping.h"
 
 namespace slotserve::server {
 
@@ -14,7 +14,7 @@ grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
   call->self_ = call;
   gateway.CallStarted();
   absl::StatusOr<engine::RequestId> id =
-      gateway.Submit(request, context->deadline(), call, &call->request_id_);
+      SubmitGenerateRequest(gateway, request, context->deadline(), call, &call->request_id_);
   Action action;
   bool cancel_now = false;
   {
@@ -28,7 +28,7 @@ grpc::ServerWriteReactor<v1::GenerateResponse>* GenerateCall::Start(
     }
     action = call->NextActionLocked();
   }
-  if (cancel_now) gateway.CancelForClient(*id, call->times_);
+  if (cancel_now) CancelForClient(gateway, *id, call->times_);
   call->Perform(action);
   return call.get();
 }
@@ -119,7 +119,7 @@ void GenerateCall::CancelInEngine() {
     absl::MutexLock lock(&mu_);
     id = id_;  // unset while Start is still submitting; Start cancels then
   }
-  if (id.has_value()) gateway_.CancelForClient(*id, times_);
+  if (id.has_value()) CancelForClient(gateway_, *id, times_);
 }
 
 GenerateCall::Action GenerateCall::NextActionLocked() {

@@ -1,8 +1,8 @@
-#include "server/call_authentication.h"
+#include "server/grpc/call_authentication.h"
 
 #include "absl/strings/string_view.h"
 
-#include "server/status_mapping.h"
+#include "server/grpc/status_mapping.h"
 
 namespace slotserve::server {
 

@@ -1,4 +1,4 @@
-#include "server/status_mapping.h"
+#include "server/grpc/status_mapping.h"
 
 #include <string>
 

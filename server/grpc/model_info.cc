@@ -1,4 +1,4 @@
-#include "server/model_info.h"
+#include "server/grpc/model_info.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "server/write_dispatcher.h"
+#include "server/grpc/write_dispatcher.h"
 
 #include <utility>
 

@@ -22,7 +22,8 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "server/generation_gateway.h"
-#include "server/write_dispatcher.h"
+#include "server/grpc/grpc_submission.h"
+#include "server/grpc/write_dispatcher.h"
 #include "slotserve/v1/slotserve.pb.h"
 
 namespace slotserve::server {

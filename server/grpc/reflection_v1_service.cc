@@ -1,4 +1,4 @@
-#include "server/reflection_v1_service.h"
+#include "server/grpc/reflection_v1_service.h"
 
 #include <unordered_set>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "server/response_building.h"
+#include "server/grpc/response_building.h"
 
 #include "absl/time/time.h"
 

@@ -1,11 +1,11 @@
-#include "server/complete_call.h"
+#include "server/grpc/complete_call.h"
 
 #include "absl/strings/str_cat.h"
 
 #include <utility>
 
-#include "server/response_building.h"
-#include "server/status_mapping.h"
+#include "server/grpc/response_building.h"
+#include "server/grpc/status_mapping.h"
 
 namespace slotserve::server {
 
@@ -20,7 +20,7 @@ grpc::ServerUnaryReactor* CompleteCall::Start(GenerationGateway& gateway,
       request.n() > 1
           ? absl::InvalidArgumentError(absl::StrCat(
                 "n must be 1 for Complete (one text); use Generate for n > 1, got ", request.n()))
-          : gateway.Submit(request, context->deadline(), call, &call->request_id_);
+          : SubmitGenerateRequest(gateway, request, context->deadline(), call, &call->request_id_);
   if (!id.ok()) {
     call->Finish(ToGrpcStatus(id.status()));
     return call.get();
@@ -31,7 +31,7 @@ grpc::ServerUnaryReactor* CompleteCall::Start(GenerationGateway& gateway,
     call->id_ = *id;
     cancel_now = call->cancelled_ && !call->engine_done_;
   }
-  if (cancel_now) gateway.CancelForClient(*id, call->times_);
+  if (cancel_now) CancelForClient(gateway, *id, call->times_);
   return call.get();
 }
 
@@ -61,7 +61,7 @@ void CompleteCall::OnCancel() {
     cancelled_ = true;
     if (!engine_done_) id = id_;  // unset while Start is still submitting; Start cancels then
   }
-  if (id.has_value()) gateway_.CancelForClient(*id, times_);
+  if (id.has_value()) CancelForClient(gateway_, *id, times_);
 }
 
 void CompleteCall::OnDone() {

@@ -1,4 +1,4 @@
-#include "server/session_transfer.h"
+#include "server/grpc/session_transfer.h"
 
 #include <span>
 #include <utility>

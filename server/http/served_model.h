@@ -1,0 +1,24 @@
+// What the HTTP API's request parsers (openai_request.h, openai_prompts.h, openai_source.h) and
+// routes need to know about the model being served.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "engine/tokenizer.h"
+#include "server/http/chat_template.h"
+
+namespace slotserve::server::http {
+
+struct ServedModel {
+  std::string name;                              // what "model" must say, when given
+  const engine::Tokenizer* tokenizer = nullptr;  // null: text prompts are refused
+  int bos_id = -1;                               // prepended to text prompts (< 0: none)
+  const ChatTemplate* chat_template = nullptr;   // required for chat
+  // Encoder-decoder models (openai_source.h): "source" is required, "prompt" optional.
+  bool seq2seq = false;
+  int eos_id = -1;                // ends a text source
+  int64_t max_prompt_tokens = 0;  // --max-prompt-tokens: /tokenize's max_model_len
+};
+
+}  // namespace slotserve::server::http
