@@ -21,6 +21,10 @@ namespace slotserve::server::http {
 // ("invalid_type", "invalid_value", "unknown_parameter", "unsupported_value", ...).
 absl::Status ParamError(absl::string_view param, absl::string_view code, absl::string_view message,
                         absl::StatusCode status = absl::StatusCode::kInvalidArgument);
+// The two most common: code "invalid_value" with `message`, and "unsupported_value" with
+// "<param>: <what>".
+absl::Status Invalid(absl::string_view param, absl::string_view message);
+absl::Status Unsupported(absl::string_view param, absl::string_view what);
 
 // What the client called the engine's fields in this request.
 struct ParamNames {

@@ -10,10 +10,6 @@
 namespace slotserve::server::http {
 namespace {
 
-absl::Status Invalid(absl::string_view param, absl::string_view message) {
-  return ParamError(param, "invalid_value", message);
-}
-
 // One prompt (`path` names it in errors): a non-empty string or array of token ids.
 absl::StatusOr<SentPrompt> ReadOnePrompt(JsonParams& params, const nlohmann::json& prompt,
                                          const std::string& path, const ServedModel& model,
