@@ -13,6 +13,9 @@ namespace {
 
 // How long a browser may reuse a preflight's answer.
 constexpr char kPreflightMaxAgeSeconds[] = "600";
+// Answer headers a page's script may read besides the CORS-safelisted ones: the response id
+// (for reports) and how long to wait after a 429.
+constexpr char kExposedHeaders[] = "X-Request-Id, Retry-After";
 
 std::vector<std::string> CommaList(const std::string& value) {
   std::vector<std::string> items;
@@ -59,13 +62,14 @@ bool AddCorsHeaders(const CorsPolicy& policy, const httplib::Request& request,
   const std::string origin = request.get_header_value("Origin");
   if (IsWildcard(policy.origins)) {
     response.set_header("Access-Control-Allow-Origin", "*");
-    return true;
-  }
-  if (std::find(policy.origins.begin(), policy.origins.end(), origin) == policy.origins.end()) {
+  } else if (std::find(policy.origins.begin(), policy.origins.end(), origin) ==
+             policy.origins.end()) {
     return false;
+  } else {
+    response.set_header("Access-Control-Allow-Origin", origin);
+    response.set_header("Vary", "Origin");  // caches must not serve this answer to another origin
   }
-  response.set_header("Access-Control-Allow-Origin", origin);
-  response.set_header("Vary", "Origin");  // caches must not serve this answer to another origin
+  response.set_header("Access-Control-Expose-Headers", kExposedHeaders);
   return true;
 }
 

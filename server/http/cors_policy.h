@@ -28,8 +28,9 @@ absl::StatusOr<CorsPolicy> ParseCorsPolicy(const std::string& allowed_origins,
                                            const std::string& allowed_methods,
                                            const std::string& allowed_headers);
 
-// Adds Access-Control-Allow-Origin (and Vary: Origin) to `response` when the request's Origin
-// is allowed; false when there is no Origin or it is not allowed (then nothing is added).
+// Adds Access-Control-Allow-Origin (and Vary: Origin), and Access-Control-Expose-Headers
+// (X-Request-Id, Retry-After), to `response` when the request's Origin is allowed; false when
+// there is no Origin or it is not allowed (then nothing is added).
 bool AddCorsHeaders(const CorsPolicy& policy, const httplib::Request& request,
                     httplib::Response& response);
 

@@ -109,6 +109,7 @@ TEST_F(HttpConventionsTest, CorsAnswersTheAllowedOriginOnlyWithItsPreflight) {
                                    {{"Origin", kAppOrigin}}, Chat().dump());
   EXPECT_EQ(post.status, 200) << post.body;
   EXPECT_EQ(post.Header("Access-Control-Allow-Origin"), kAppOrigin);
+  EXPECT_EQ(post.Header("Access-Control-Expose-Headers"), "X-Request-Id, Retry-After");
   const HttpResult refused = SendHttp(server_->http_port(), "POST", "/v1/completions",
                                       {{"Origin", "http://localhost:3000"}}, R"({"prompt": ""})");
   EXPECT_EQ(refused.status, 400) << refused.body;
