@@ -79,9 +79,9 @@ for binary in slotserve-server slotserve-cli; do
   status=0
   chroot --userspec="$user" "$export_dir" "/usr/local/bin/$binary" --help > "$log" 2>&1 ||
     status=$?
-  # Usage output and exit 0 or 1 (absl's --help exits 1) means the binary loaded and ran;
-  # a missing library is exit 127 with a loader message instead.
-  if [ "$status" -gt 1 ] || ! grep -q -- '--' "$log"; then
+  # Usage output and exit 0 means the binary loaded and ran; a missing library is exit 127
+  # with a loader message instead.
+  if [ "$status" -ne 0 ] || ! grep -q -- '--' "$log"; then
     cat "$log" >&2
     echo "build-image: $binary --help failed in the image (exit $status)" >&2
     exit 1

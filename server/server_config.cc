@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -16,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "base/flag_help.h"
 #include "base/status_macros.h"
 #include "server/redis_session_store.h"
 #include "server/state_memory_budget.h"
@@ -48,6 +51,15 @@ ABSL_FLAG(std::string, http_listen, "",
 ABSL_FLAG(int, http_threads, 128,
           "HTTP connections served at once (one thread each; a streaming response holds its "
           "thread until it ends); more wait until one is free");
+ABSL_FLAG(std::string, allowed_origins, "",
+          "Origins whose browser pages may call the HTTP API (CORS), comma-separated, e.g. "
+          "https://app.example.com; \"*\" allows any; empty (the default): no CORS headers");
+ABSL_FLAG(std::string, allowed_methods, "*",
+          "Methods a CORS preflight is told are allowed, comma-separated; \"*\": each route's "
+          "own");
+ABSL_FLAG(std::string, allowed_headers, "*",
+          "Request headers a CORS preflight is told are allowed, comma-separated; \"*\": those "
+          "the preflight asks for (Authorization included)");
 ABSL_FLAG(std::string, backend, "auto",
           "auto, cpu, cuda or reference; auto = cuda when a CUDA device is usable, else cpu");
 ABSL_FLAG(int, max_slots, 64,
@@ -257,17 +269,23 @@ std::vector<char*> NormalizeFlagSpelling(int argc, char** argv, std::vector<std:
   return normalized;
 }
 
+constexpr char kServerUsage[] =
+    "slotserve-server [--model DIR] [--listen ADDR] [--metrics-listen ADDR] "
+    "[--http-listen ADDR] [flags]\n"
+    "Serves a slotserve model over gRPC (slotserve.v1), and with --http-listen over an\n"
+    "OpenAI-compatible HTTP API, with continuous batching.\n"
+    "Flags may be written --max-slots or --max_slots.";
+
 absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
+  if (base::HelpRequested(argc, argv)) {
+    std::fputs(base::FlagHelp(kServerUsage, IsServerFlagFile).c_str(), stdout);
+    std::exit(0);
+  }
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = IsServerFlagFile;
   usage.contains_helpshort_flags = IsServerFlagFile;
   absl::SetFlagsUsageConfig(usage);
-  absl::SetProgramUsageMessage(
-      "slotserve-server [--model DIR] [--listen ADDR] [--metrics-listen ADDR] "
-      "[--http-listen ADDR] [flags]\n"
-      "Serves a slotserve model over gRPC (slotserve.v1), and with --http-listen over an\n"
-      "OpenAI-compatible HTTP API, with continuous batching.\n"
-      "Flags may be written --max-slots or --max_slots.");
+  absl::SetProgramUsageMessage(kServerUsage);
   std::vector<std::string> storage;
   std::vector<char*> normalized = NormalizeFlagSpelling(argc, argv, storage);
   std::vector<char*> positional = absl::ParseCommandLine(argc, normalized.data());
@@ -291,6 +309,10 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
     return absl::InvalidArgumentError(
         absl::StrCat("--http-threads must be >= 1, got ", config.http_threads));
   }
+  SLOTSERVE_ASSIGN_OR_RETURN(config.cors,
+                             http::ParseCorsPolicy(absl::GetFlag(FLAGS_allowed_origins),
+                                                   absl::GetFlag(FLAGS_allowed_methods),
+                                                   absl::GetFlag(FLAGS_allowed_headers)));
   SLOTSERVE_ASSIGN_OR_RETURN(config.backend, ParseBackend(absl::GetFlag(FLAGS_backend)));
   config.threads = absl::GetFlag(FLAGS_threads);
   if (config.threads < 0) {

@@ -11,6 +11,7 @@
 #include "engine/scheduler.h"
 #include "kernels/backend.h"
 #include "models/kv_cache_dtype.h"
+#include "server/http/cors_policy.h"
 #include "server/tls_files.h"
 
 namespace slotserve::server {
@@ -23,6 +24,7 @@ struct ServerConfig {
   std::string metrics_address;
   std::string http_address;  // --http-listen; empty: no HTTP API
   int http_threads = 128;    // --http-threads: HTTP connections served at once
+  http::CorsPolicy cors;     // --allowed-origins, --allowed-methods, --allowed-headers
   kernels::Backend backend = kernels::Backend::kCpu;
   int threads = 0;                // OpenBLAS threads; 0 = OpenBLAS's own default
   bool int8_activations = false;  // --int8-activations (models/int8_activations.h)

@@ -23,6 +23,7 @@
 #include "base/status_macros.h"
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
+#include "grpc/health/v1/health.pb.h"
 #include "kernels/int8_packed_weights.h"
 #include "models/attention_kind.h"
 #include "models/int8_activations.h"
@@ -39,6 +40,7 @@
 #include "server/redis_session_store.h"
 #include "server/server_metrics.h"
 #include "server/state_memory_budget.h"
+#include "server/system_fingerprint.h"
 #include "server/tls_files.h"
 
 #ifndef SLOTSERVE_VERSION
@@ -130,6 +132,12 @@ absl::StatusOr<std::unique_ptr<grpc::Server>> StartGrpcServer(const std::string&
                                                               int64_t max_message_bytes,
                                                               int* port) {
   grpc::EnableDefaultHealthCheckService(true);
+  // gRPC's health service speaks the protocol without our generated health.pb.cc, so nothing
+  // referenced that object and the linker left it out of libslotserve_proto.a's users: its
+  // descriptor never reached the generated pool, and reflection listed grpc.health.v1.Health
+  // but answered NOT_FOUND when asked to describe it (issue 57). Naming the descriptor links
+  // the file in and registers it.
+  grpc::health::v1::HealthCheckRequest::descriptor();
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.SetOption(ReflectionV1Option());
@@ -162,7 +170,7 @@ std::string TlsDescription(const TlsFiles* tls) {
 absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
     const ServerConfig& config, const std::filesystem::path& model_dir,
     engine::Scheduler& scheduler, ServerMetrics& metrics, const std::string& model_name,
-    const TlsFiles* tls, const ApiKeyStore* api_keys) {
+    const TlsFiles* tls, const ApiKeyStore* api_keys, const std::string& system_fingerprint) {
   if (config.http_address.empty()) return nullptr;
   SLOTSERVE_ASSIGN_OR_RETURN(http::ChatTemplate chat_template,
                              http::ChatTemplate::LoadFromModelDir(model_dir));
@@ -172,11 +180,13 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   model.seq2seq = scheduler.seq2seq() != nullptr;
   model.eos_id = scheduler.model_config().eos_id;
   model.max_prompt_tokens = scheduler.options().max_prompt_tokens;
+  model.system_fingerprint = system_fingerprint;
+  model.root = ModelName(model_dir);
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
-      http::HttpFrontEnd::Start({config.http_address, config.http_threads, tls, api_keys},
-                                scheduler, &metrics, std::move(model), std::move(chat_template),
-                                metrics.registry()));
+      http::HttpFrontEnd::Start(
+          {config.http_address, config.http_threads, tls, api_keys, config.cors}, scheduler,
+          &metrics, std::move(model), std::move(chat_template), metrics.registry()));
   std::fprintf(stderr,
                "slotserve-server: OpenAI-compatible HTTP API on %s://%s/v1 (chat template: "
                "%s), /health and /metrics beside it, %d connection threads\n",
@@ -319,6 +329,10 @@ absl::Status RunServer(const ServerConfig& config) {
   if (const models::Seq2seqShape* seq2seq = model->seq2seq(); seq2seq != nullptr) {
     metrics.SetStateParts(seq2seq->decoder_state_bytes, seq2seq->cross_memory_bytes);
   }
+  if (scheduler_options.prefix_block > 0 && state_bytes > 0) {
+    metrics.SetPrefixCacheConfig(scheduler_options.prefix_block,
+                                 scheduler_options.prefix_cache_bytes / state_bytes);
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<engine::Scheduler> scheduler,
       engine::Scheduler::Create(std::move(model), tokenizer.get(), scheduler_options, &metrics));
@@ -335,7 +349,11 @@ absl::Status RunServer(const ServerConfig& config) {
                                              MaxGrpcMessageBytes(state_bytes), &grpc_port));
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> http_api,
-      StartHttpApi(config, model_dir, *scheduler, metrics, model_name, tls_files, api_keys.get()));
+      StartHttpApi(
+          config, model_dir, *scheduler, metrics, model_name, tls_files, api_keys.get(),
+          SystemFingerprint({fingerprint, SLOTSERVE_VERSION, kernels::BackendName(config.backend),
+                             models::KvCacheDtypeName(config.kv_cache_dtype),
+                             config.int8_activations})));
   scheduler->Start();
 
   const int metrics_port = metrics_endpoint->port();

@@ -89,8 +89,11 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
       requests_queued_(
           AddGauge(*registry_, "slotserve_requests_queued", "Requests waiting for a state slot")),
       state_slots_used_(AddGauge(*registry_, "slotserve_state_slots_used", "State slots in use")),
-      state_slots_total_(
-          AddGauge(*registry_, "slotserve_state_slots_total", "State slots in the pool")),
+      state_slots_capacity_(
+          AddGauge(*registry_, "slotserve_state_slots_capacity", "State slots in the pool")),
+      state_slots_total_(AddGauge(*registry_, "slotserve_state_slots_total",
+                                  "Deprecated: slotserve_state_slots_capacity (a gauge, "
+                                  "misnamed like a counter); removed in the next release")),
       state_bytes_per_request_(AddGauge(*registry_, "slotserve_state_bytes_per_request",
                                         "Bytes of recurrent state one request holds")),
       state_part_bytes_per_request_(
@@ -122,9 +125,11 @@ ServerMetrics::ServerMetrics(const BuildInfo& build_info, int slots_total,
       session_evictions_total_(AddCounter(*registry_, "slotserve_session_evictions_total",
                                           "Sessions dropped by --session-memory")),
       session_expirations_total_(AddCounter(*registry_, "slotserve_session_expirations_total",
-                                            "Sessions dropped by --session-ttl")) {
+                                            "Sessions dropped by --session-ttl")),
+      gateway_(*registry_, build_info.model, slots_total) {
   for (std::string_view outcome : kKnownOutcomes) RequestsWithOutcome(outcome);
   for (std::string_view api : {"grpc", "http"}) UnauthenticatedWithApi(api);
+  state_slots_capacity_.Set(slots_total);
   state_slots_total_.Set(slots_total);
   state_bytes_per_request_.Set(static_cast<double>(state_bytes_per_request));
   SetStateParts(state_bytes_per_request, 0);
@@ -204,7 +209,9 @@ void ServerMetrics::OnStats(const engine::SchedulerStats& stats) {
   requests_running_.Set(stats.running);
   requests_queued_.Set(stats.queued);
   state_slots_used_.Set(stats.slots_used);
+  state_slots_capacity_.Set(stats.slots_total);
   state_slots_total_.Set(stats.slots_total);
+  gateway_.OnStats(stats);
 }
 
 void ServerMetrics::OnPrefixCacheStats(const engine::PrefixCacheStats& stats) {

@@ -17,6 +17,7 @@
 #include "prometheus/gauge.h"
 #include "prometheus/histogram.h"
 #include "prometheus/registry.h"
+#include "server/gateway_metrics.h"
 
 namespace slotserve::server {
 
@@ -45,6 +46,10 @@ class ServerMetrics final : public engine::EngineObserver {
   // An encoder-decoder model's two state parts (state_part_bytes_per_request{part}); until
   // called, the whole state is the decoder's and the cross memory 0.
   void SetStateParts(int64_t decoder_self_bytes, int64_t cross_memory_bytes);
+  // The prefix cache's shape, for vllm:cache_config_info (gateway_metrics.h).
+  void SetPrefixCacheConfig(int block_tokens, int64_t states) {
+    gateway_.SetPrefixCacheConfig(block_tokens, states);
+  }
 
   // engine::EngineObserver (engine thread).
   void OnRequestAdmitted(absl::Duration queue_time) override;
@@ -78,6 +83,9 @@ class ServerMetrics final : public engine::EngineObserver {
   prometheus::Gauge& requests_running_;
   prometheus::Gauge& requests_queued_;
   prometheus::Gauge& state_slots_used_;
+  prometheus::Gauge& state_slots_capacity_;
+  // The old name of state_slots_capacity, a gauge with a counter's suffix: kept for one release
+  // (0.x) so dashboards can move; docs/DEPLOY.md lists it as deprecated.
   prometheus::Gauge& state_slots_total_;
   prometheus::Gauge& state_bytes_per_request_;
   prometheus::Family<prometheus::Gauge>& state_part_bytes_per_request_;
@@ -93,6 +101,7 @@ class ServerMetrics final : public engine::EngineObserver {
   prometheus::Counter& session_evictions_total_;
   prometheus::Counter& session_expirations_total_;
   engine::SessionStoreStats sessions_seen_;  // engine thread: what the counters already count
+  GatewayMetrics gateway_;                   // vllm:* beside ours, on the same registry
 };
 
 }  // namespace slotserve::server

@@ -25,6 +25,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "base/flag_help.h"
 #include "clients/cli/commands.h"
 #include "clients/cli/connection_flags.h"
 #include "clients/cli/request_flags.h"
@@ -107,6 +108,10 @@ absl::StatusOr<std::string> ReadFileArgument(const std::string& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (slotserve::base::HelpRequested(argc, argv)) {
+    std::fputs(slotserve::base::FlagHelp(kUsage, IsCliFlagFile).c_str(), stdout);
+    return 0;
+  }
   absl::FlagsUsageConfig usage;
   usage.contains_help_flags = IsCliFlagFile;
   usage.contains_helpshort_flags = IsCliFlagFile;

@@ -55,15 +55,20 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
   // Beside a source (source_parsing.h) the prompt is an optional target prefix, without BOS.
   const bool target_prefix = request.has_source();
   switch (request.prompt_case()) {
-    case v1::GenerateRequest::kText: {
-      if (request.text().empty()) {
+    case v1::GenerateRequest::kText:
+    case v1::GenerateRequest::kPromptText: {
+      // The same prompt as bytes or as a string (for JSON clients); errors name the one given.
+      const bool as_bytes = request.prompt_case() == v1::GenerateRequest::kText;
+      const std::string& text = as_bytes ? request.text() : request.prompt_text();
+      const char* field = as_bytes ? "text" : "prompt_text";
+      if (text.empty()) {
         if (target_prefix) break;
-        return absl::InvalidArgumentError("text must not be empty");
+        return absl::InvalidArgumentError(absl::StrCat(field, " must not be empty"));
       }
       // A session's continuation goes on from its context: no new BOS.
       const bool starts_context = request.session().handle().empty() && !target_prefix;
-      SLOTSERVE_ASSIGN_OR_RETURN(parsed.prompt_ids, EncodeText(request.text(), "text", tokenizer,
-                                                               starts_context ? bos_id : -1));
+      SLOTSERVE_ASSIGN_OR_RETURN(parsed.prompt_ids,
+                                 EncodeText(text, field, tokenizer, starts_context ? bos_id : -1));
       break;
     }
     case v1::GenerateRequest::kTokenIds:
@@ -77,7 +82,7 @@ absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::Generat
     case v1::GenerateRequest::PROMPT_NOT_SET:
       if (target_prefix) break;
       return absl::InvalidArgumentError(
-          "prompt must be set: give either text or token_ids, got neither");
+          "prompt must be set: give text, prompt_text or token_ids, got none");
   }
   parsed.sampling = ParseSampling(request.sampling());
   // Beam search (the engine checks the bounds): width and n_best 0 mean 1 as the proto says.

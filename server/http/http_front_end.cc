@@ -1,11 +1,15 @@
 #include "server/http/http_front_end.h"
 
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "server/http/known_routes.h"
 #include "server/http/metrics_route.h"
 #include "server/http/openai_errors.h"
 #include "server/http/request_authentication.h"
@@ -17,17 +21,13 @@ namespace {
 // Prompts are at most --max-prompt-tokens; their JSON is far below this.
 constexpr size_t kMaxBodyBytes = 16 << 20;
 
-constexpr char kRoutes[] =
-    "POST /v1/completions, POST /v1/chat/completions, GET /v1/models, POST /tokenize, POST "
-    "/detokenize, GET /health, GET /metrics";
-
 // The body of errors cpp-httplib produced itself (no route, a body over the limit, a request
 // it could not parse), which it sends empty.
 absl::Status LibraryError(const httplib::Request& request, int http_status) {
   switch (http_status) {
     case 404:
       return absl::NotFoundError(absl::StrCat("no route ", request.method, " ", request.path,
-                                              "; this server answers ", kRoutes));
+                                              "; this server answers ", RouteList()));
     case 413:
       return absl::InvalidArgumentError(
           absl::StrCat("the request body is larger than ", kMaxBodyBytes, " bytes"));
@@ -35,6 +35,32 @@ absl::Status LibraryError(const httplib::Request& request, int http_status) {
       return absl::InvalidArgumentError(
           absl::StrCat("the HTTP request could not be served (status ", http_status, ")"));
   }
+}
+
+// /v1/models' entry, in vLLM's shape (clients such as Open WebUI and LiteLLM read max_model_len
+// from it): root is the model directory's name, parent null (no fine-tunes here), and one
+// permission object saying what a key holder may do with it.
+nlohmann::ordered_json ModelObject(const ServedModel& model, int64_t created) {
+  const nlohmann::ordered_json permission = {{"id", absl::StrCat("modelperm-", model.name)},
+                                             {"object", "model_permission"},
+                                             {"created", created},
+                                             {"allow_create_engine", false},
+                                             {"allow_sampling", true},
+                                             {"allow_logprobs", true},
+                                             {"allow_search_indices", false},
+                                             {"allow_view", true},
+                                             {"allow_fine_tuning", false},
+                                             {"organization", "*"},
+                                             {"group", nullptr},
+                                             {"is_blocking", false}};
+  return {{"id", model.name},
+          {"object", "model"},
+          {"created", created},
+          {"owned_by", "slotserve"},
+          {"root", model.root.empty() ? model.name : model.root},
+          {"parent", nullptr},
+          {"max_model_len", model.max_prompt_tokens},
+          {"permission", nlohmann::ordered_json::array({permission})}};
 }
 
 }  // namespace
@@ -45,9 +71,10 @@ ServedModel HttpFrontEnd::WithTemplate(ServedModel model, const ChatTemplate* ch
 }
 
 HttpFrontEnd::HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics, ServedModel model,
-                           ChatTemplate chat_template, const ApiKeyStore* api_keys)
+                           ChatTemplate chat_template, const ApiKeyStore* api_keys, CorsPolicy cors)
     : metrics_(metrics),
       api_keys_(api_keys),
+      cors_(std::move(cors)),
       gateway_(scheduler, metrics),
       chat_template_(std::move(chat_template)),
       model_(WithTemplate(std::move(model), &chat_template_)),
@@ -57,8 +84,9 @@ HttpFrontEnd::HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics,
 absl::StatusOr<std::unique_ptr<HttpFrontEnd>> HttpFrontEnd::Start(
     const HttpFrontEndOptions& options, engine::Scheduler& scheduler, ServerMetrics* metrics,
     ServedModel model, ChatTemplate chat_template, std::shared_ptr<prometheus::Registry> registry) {
-  std::unique_ptr<HttpFrontEnd> front_end(new HttpFrontEnd(
-      scheduler, metrics, std::move(model), std::move(chat_template), options.api_keys));
+  std::unique_ptr<HttpFrontEnd> front_end(new HttpFrontEnd(scheduler, metrics, std::move(model),
+                                                           std::move(chat_template),
+                                                           options.api_keys, options.cors));
   absl::StatusOr<std::unique_ptr<HttpListener>> listener = HttpListener::Start(
       options.address, ListenerOptions{"--http-listen", options.threads, options.tls},
       [&](httplib::Server& server) { front_end->AddRoutes(server, std::move(registry)); });
@@ -76,6 +104,23 @@ void HttpFrontEnd::Stop() {
 void HttpFrontEnd::AddRoutes(httplib::Server& server,
                              std::shared_ptr<prometheus::Registry> registry) {
   server.set_payload_max_length(kMaxBodyBytes);
+  // Before any route: CORS headers on every answer to an allowed origin, and OPTIONS (a CORS
+  // preflight or a plain one) answered for each known route. OPTIONS carries no body, so
+  // answering here leaves nothing unread on the connection (see request_authentication.h).
+  server.set_pre_routing_handler(
+      [this](const httplib::Request& request, httplib::Response& response) {
+        const bool cross_origin = AddCorsHeaders(cors_, request, response);
+        const std::vector<std::string> methods = MethodsOf(request.path);
+        if (request.method != "OPTIONS" || methods.empty()) {
+          return httplib::Server::HandlerResponse::Unhandled;
+        }
+        response.status = 204;
+        response.set_header("Allow", absl::StrJoin(methods, ", "));
+        if (cross_origin && request.has_header("Access-Control-Request-Method")) {
+          AddPreflightHeaders(cors_, methods, request, response);
+        }
+        return httplib::Server::HandlerResponse::Handled;
+      });
   // Every /v1/ route and the tokenizer's need a key when --api-keys-file is given; /health and
   // /metrics do not.
   const auto v1 = [this](httplib::Server::Handler handler) {
@@ -89,8 +134,7 @@ void HttpFrontEnd::AddRoutes(httplib::Server& server,
               v1([this](const httplib::Request& request, httplib::Response& response) {
                 generations_.Handle(Endpoint::kChat, request, response);
               }));
-  const nlohmann::ordered_json model_object = {
-      {"id", model_.name}, {"object", "model"}, {"created", created_}, {"owned_by", "slotserve"}};
+  const nlohmann::ordered_json model_object = ModelObject(model_, created_);
   server.Get("/v1/models", v1([model_object](const httplib::Request&, httplib::Response& response) {
                SendJson(
                    {{"object", "list"}, {"data", nlohmann::ordered_json::array({model_object})}},
@@ -118,6 +162,17 @@ void HttpFrontEnd::AddRoutes(httplib::Server& server,
         // exist is for key holders to learn.
         if (absl::StartsWith(request.path, "/v1/") &&
             RefuseUnauthenticated(api_keys_, metrics_, request, response)) {
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        const std::vector<std::string> methods = MethodsOf(request.path);
+        if (response.status == 404 && !methods.empty()) {
+          // The path is known; only the method is not (cpp-httplib found no handler).
+          SendError(absl::InvalidArgumentError(
+                        absl::StrCat(request.method, " ", request.path, " is not served; ",
+                                     request.path, " answers ", absl::StrJoin(methods, ", "))),
+                    response);
+          response.status = 405;
+          response.set_header("Allow", absl::StrJoin(methods, ", "));
           return httplib::Server::HandlerResponse::Handled;
         }
         const int status = response.status;

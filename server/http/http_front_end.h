@@ -2,7 +2,8 @@
 // engine: POST /v1/completions and /v1/chat/completions (openai_generation.h), GET /v1/models
 // (and /v1/models/{id}), POST /tokenize and /detokenize (tokenize_routes.h), GET /health (200
 // serving, 503 draining) and GET /metrics (the same registry as --metrics-listen). Unknown routes
-// and every error answer in OpenAI's error JSON.
+// and every error answer in OpenAI's error JSON; a known route asked with another method answers
+// 405 with Allow, OPTIONS answers every known route, and CORS follows cors_policy.h.
 #pragma once
 
 #include <atomic>
@@ -16,6 +17,7 @@
 #include "server/api_keys.h"
 #include "server/generation_gateway.h"
 #include "server/http/chat_template.h"
+#include "server/http/cors_policy.h"
 #include "server/http/http_listener.h"
 #include "server/http/openai_generation.h"
 
@@ -28,6 +30,8 @@ struct HttpFrontEndOptions {
   const TlsFiles* tls = nullptr;
   // When set (it must outlive the front end), /v1/ routes need a current key.
   const ApiKeyStore* api_keys = nullptr;
+  // Cross-origin requests from browsers (--allowed-origins ...); none by default.
+  CorsPolicy cors;
 };
 
 class HttpFrontEnd {
@@ -54,12 +58,13 @@ class HttpFrontEnd {
 
  private:
   HttpFrontEnd(engine::Scheduler& scheduler, ServerMetrics* metrics, ServedModel model,
-               ChatTemplate chat_template, const ApiKeyStore* api_keys);
+               ChatTemplate chat_template, const ApiKeyStore* api_keys, CorsPolicy cors);
   void AddRoutes(httplib::Server& server, std::shared_ptr<prometheus::Registry> registry);
   static ServedModel WithTemplate(ServedModel model, const ChatTemplate* chat_template);
 
   ServerMetrics* const metrics_;
   const ApiKeyStore* const api_keys_;
+  const CorsPolicy cors_;
   GenerationGateway gateway_;
   const ChatTemplate chat_template_;
   const ServedModel model_;

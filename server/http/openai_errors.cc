@@ -82,6 +82,10 @@ absl::Status InvalidValue(absl::string_view param, absl::string_view message) {
   return ParamError(param, "invalid_value", message);
 }
 
+absl::Status Unsupported(absl::string_view param, absl::string_view what) {
+  return ParamError(param, "unsupported_value", absl::StrCat(param, ": ", what));
+}
+
 ApiError ToApiError(const absl::Status& status, const ParamNames& names) {
   ApiError error;
   error.message = std::string(status.message());

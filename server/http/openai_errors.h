@@ -23,6 +23,8 @@ absl::Status ParamError(absl::string_view param, absl::string_view code, absl::s
                         absl::StatusCode status = absl::StatusCode::kInvalidArgument);
 // ParamError with code "invalid_value": `param` holds a value this API refuses.
 absl::Status InvalidValue(absl::string_view param, absl::string_view message);
+// ParamError with code "unsupported_value" and the message "<param>: <what>".
+absl::Status Unsupported(absl::string_view param, absl::string_view what);
 
 // What the client called the engine's fields in this request.
 struct ParamNames {

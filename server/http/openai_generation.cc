@@ -28,6 +28,9 @@ namespace {
 // Longest X-Request-Id taken over as the response id.
 constexpr size_t kMaxClientRequestId = 128;
 
+// Retry-After of a 429 (a full queue): a queue's worth of short requests ends within a second.
+constexpr char kRetryAfterSeconds[] = "1";
+
 std::string Dump(const nlohmann::ordered_json& value) {
   // Never throws: text the engine streams is valid UTF-8, anything else is replaced.
   return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -220,6 +223,9 @@ void SendJson(const nlohmann::ordered_json& body, httplib::Response& response) {
 void SendError(const absl::Status& error, httplib::Response& response, const ParamNames& names) {
   const ApiError api_error = ToApiError(error, names);
   response.status = api_error.http_status;
+  // 429 means the queue is full; a client may retry once a few requests have finished, and the
+  // SDKs wait for as long as this says before their automatic retry.
+  if (api_error.http_status == 429) response.set_header("Retry-After", kRetryAfterSeconds);
   response.set_content(Dump(ErrorBody(api_error)), "application/json");
 }
 
@@ -235,9 +241,11 @@ void GenerationHandler::Handle(Endpoint endpoint, const httplib::Request& http_r
     return;
   }
   const std::string response_id = ResponseId(endpoint, http_request);
-  auto generation = std::make_shared<Generation>(
-      gateway_, *std::move(parsed),
-      ResponseHeader{response_id, absl::ToUnixSeconds(absl::Now()), model_.name}, model_.tokenizer);
+  auto generation =
+      std::make_shared<Generation>(gateway_, *std::move(parsed),
+                                   ResponseHeader{response_id, absl::ToUnixSeconds(absl::Now()),
+                                                  model_.name, model_.system_fingerprint},
+                                   model_.tokenizer);
   if (absl::Status submitted = Submit(gateway_, *generation, response_id); !submitted.ok()) {
     // The prompts of a batch already submitted are cancelled as `generation` is released.
     SendError(submitted, response, generation->request.names);

@@ -11,16 +11,13 @@
 #include "base/status_macros.h"
 #include "models/json_document.h"
 #include "server/http/json_params.h"
+#include "server/http/openai_inert_fields.h"
 #include "server/http/openai_prompts.h"
 #include "server/http/openai_source.h"
 #include "server/prompt_encoding.h"
 
 namespace slotserve::server::http {
 namespace {
-
-absl::Status Unsupported(absl::string_view param, absl::string_view what) {
-  return ParamError(param, "unsupported_value", absl::StrCat(param, ": ", what));
-}
 
 // vLLM's beam search parameters: use_beam_search, best_of (the beam width), n (the hypotheses
 // returned, as choices 0..n-1, best first) and length_penalty (0 when left out, as gRPC's:
@@ -186,7 +183,7 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
                                 "the end"));
   }
   SLOTSERVE_RETURN_IF_ERROR(params.Bool("return_token_ids", &request->return_token_ids));
-  params.Accept("user");  // OpenAI's end-user label, for their abuse monitoring
+  SLOTSERVE_RETURN_IF_ERROR(ReadInertFields(params));  // user, store, metadata, ...
   return ReadSource(params, model, &request->generation);
 }
 

@@ -157,10 +157,14 @@ nlohmann::ordered_json ResponseBuilder::Envelope(bool chunk) const {
   const char* object = !chat   ? "text_completion"
                        : chunk ? "chat.completion.chunk"
                                : "chat.completion";
-  return {{"id", header_.id},
-          {"object", object},
-          {"created", header_.created},
-          {"model", header_.model}};
+  nlohmann::ordered_json envelope = {{"id", header_.id},
+                                     {"object", object},
+                                     {"created", header_.created},
+                                     {"model", header_.model}};
+  if (!header_.system_fingerprint.empty()) {
+    envelope["system_fingerprint"] = header_.system_fingerprint;
+  }
+  return envelope;
 }
 
 nlohmann::ordered_json ResponseBuilder::Choice(const engine::TokenChunk& tokens,

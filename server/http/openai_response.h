@@ -24,6 +24,7 @@ struct ResponseHeader {
   std::string id;  // "cmpl-..." or "chatcmpl-..."
   int64_t created = 0;
   std::string model;
+  std::string system_fingerprint;  // empty: left out
 };
 
 // The completions shape of logprobs: four arrays, one entry per token each.

@@ -19,6 +19,10 @@ struct ServedModel {
   bool seq2seq = false;
   int eos_id = -1;                // ends a text source
   int64_t max_prompt_tokens = 0;  // --max-prompt-tokens: /tokenize's max_model_len
+  // Every answer's system_fingerprint (system_fingerprint.h); empty: left out.
+  std::string system_fingerprint;
+  // /v1/models' "root": the model directory's name (the served name may differ).
+  std::string root;
 };
 
 }  // namespace slotserve::server::http

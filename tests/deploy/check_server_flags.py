@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Checks that every slotserve-server flag the deployment files pass (Dockerfile CMD, compose
-commands, the Kubernetes Deployment's args) is a flag the built server knows, by its --help.
+commands, the Kubernetes Deployment's and the KServe ServingRuntime's args) is a flag the built
+server knows, by its --help.
 The server accepts --max-slots and --max_slots alike, so names are compared with hyphens.
 
 Usage: check_server_flags.py REPO_ROOT SERVER_BIN
@@ -32,6 +33,10 @@ def used_flags(root):
     deployment = yaml.safe_load((root / "deploy" / "k8s" / "deployment.yaml").read_text())
     for container in deployment["spec"]["template"]["spec"]["containers"]:
         used["deploy/k8s/deployment.yaml"] = flag_names(container.get("args", []))
+    runtime_path = root / "deploy" / "k8s" / "kserve" / "servingruntime.yaml"
+    runtime = yaml.safe_load(runtime_path.read_text())
+    for container in runtime["spec"]["containers"]:
+        used["deploy/k8s/kserve/servingruntime.yaml"] = flag_names(container.get("args", []))
     return used
 
 

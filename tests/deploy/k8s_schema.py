@@ -19,6 +19,8 @@ import re
 
 from kubernetes import client
 
+import gateway_schemas
+
 QUANTITY = re.compile(r"^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+|Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)?$")
 
 # (apiVersion, kind) -> model class name in the python client.
@@ -93,6 +95,7 @@ KUSTOMIZATION = {  # kustomize.config.k8s.io/v1beta1, a subset
         "labels": "list[KustomizeLabel]",
         "resources": "list[str]",
         "images": "list[KustomizeImage]",
+        "patches": "list[KustomizePatch]",  # the overlays' (deploy/k8s-overlays)
     },
 }
 NAMED_SCHEMAS = {
@@ -111,6 +114,9 @@ SCHEMA_FOR_KIND = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"): SERVICE_MONITOR,
     ("kustomize.config.k8s.io/v1beta1", "Kustomization"): KUSTOMIZATION,
 }
+# The inference gateway's and KServe's custom resources (gateway_schemas.py).
+NAMED_SCHEMAS.update(gateway_schemas.NAMED_SCHEMAS)
+SCHEMA_FOR_KIND.update(gateway_schemas.SCHEMA_FOR_KIND)
 DURATION = re.compile(r"^(\d+(ms|s|m|h|d|w|y))+$")
 
 

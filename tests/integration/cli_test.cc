@@ -199,5 +199,31 @@ TEST_F(CliTest, ExitsNonZeroWithAClearMessageWhenTheServerIsDown) {
   }
 }
 
+// --help is a request, not an error: exit 0, the usage and each flag of the binary with its
+// help, and no source file names (absl's own listing headed them with the build machine's
+// absolute paths, and exited 1 — issue 57). Both binaries behave alike.
+TEST(HelpTest, CliAndServerHelpExitZeroAndNameNoSourceFiles) {
+  struct Binary {
+    std::string path;
+    std::vector<std::string> flags;  // a few the listing must contain
+  };
+  for (const Binary& binary :
+       {Binary{CliBinary(), {"--server ", "--max-new-tokens ", "--temperature "}},
+        Binary{ServerBinary(),
+               {"--model ", "--http-listen ", "--max-slots ", "--allowed-origins "}}}) {
+    for (const char* spelling : {"--help", "-help", "--helpfull"}) {
+      SCOPED_TRACE(binary.path + " " + spelling);
+      const CommandResult help = RunCommand({binary.path, spelling});
+      EXPECT_EQ(help.exit_status, 0) << help.err;
+      for (const std::string& flag : binary.flags) {
+        EXPECT_TRUE(absl::StrContains(help.out, flag)) << flag << " missing from:\n" << help.out;
+      }
+      EXPECT_FALSE(absl::StrContains(help.out, "Flags from")) << help.out;
+      EXPECT_FALSE(absl::StrContains(help.out, ".cc")) << help.out;
+      EXPECT_FALSE(absl::StrContains(help.out, "/clients/")) << help.out;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace slotserve::testing

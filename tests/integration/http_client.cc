@@ -2,6 +2,8 @@
 
 #include <httplib.h>
 
+#include "absl/strings/match.h"
+
 namespace slotserve::testing {
 namespace {
 
@@ -26,10 +28,30 @@ void Collect(const nlohmann::json& event, SseResult* result) {
 
 }  // namespace
 
+std::string HttpResult::Header(const std::string& name) const {
+  for (const auto& [key, value] : headers) {
+    if (absl::EqualsIgnoreCase(key, name)) return value;
+  }
+  return "";
+}
+
 HttpResult HttpRequest(int port, const std::string& path, const std::string& body) {
+  return SendHttp(port, body.empty() ? "GET" : "POST", path, {}, body);
+}
+
+HttpResult SendHttp(int port, const std::string& method, const std::string& path,
+                    const std::multimap<std::string, std::string>& headers,
+                    const std::string& body) {
   httplib::Client client = Client(port);
-  const httplib::Result answer =
-      body.empty() ? client.Get(path.c_str()) : client.Post(path.c_str(), body, "application/json");
+  httplib::Request request;
+  request.method = method;
+  request.path = path;
+  for (const auto& [name, value] : headers) request.set_header(name.c_str(), value.c_str());
+  if (!body.empty()) {
+    request.body = body;
+    request.set_header("Content-Type", "application/json");
+  }
+  const httplib::Result answer = client.send(request);
   HttpResult result;
   if (!answer) {
     result.body = httplib::to_string(answer.error());
@@ -38,6 +60,7 @@ HttpResult HttpRequest(int port, const std::string& path, const std::string& bod
   result.status = answer->status;
   result.body = answer->body;
   result.content_type = answer->get_header_value("Content-Type");
+  result.headers.insert(answer->headers.begin(), answer->headers.end());
   result.json = nlohmann::json::parse(result.body, nullptr, /*allow_exceptions=*/false);
   if (result.json.is_discarded()) result.json = nullptr;
   return result;

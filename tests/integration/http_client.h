@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -15,10 +16,17 @@ struct HttpResult {
   std::string body;
   nlohmann::json json;  // the body parsed, or null when it is not JSON
   std::string content_type;
+  std::multimap<std::string, std::string> headers;  // names as the server wrote them
+  // The first header named `name` (case-insensitive, as HTTP's are), or "" when none.
+  std::string Header(const std::string& name) const;
 };
 
 // POST http://127.0.0.1:port/path with `body` (JSON text), or GET when `body` is empty.
 HttpResult HttpRequest(int port, const std::string& path, const std::string& body = "");
+// Any method, with `headers` added; a non-empty `body` goes as JSON.
+HttpResult SendHttp(int port, const std::string& method, const std::string& path,
+                    const std::multimap<std::string, std::string>& headers,
+                    const std::string& body = "");
 inline HttpResult PostJson(int port, const std::string& path, const nlohmann::json& body) {
   return HttpRequest(port, path, body.dump());
 }

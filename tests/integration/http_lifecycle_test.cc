@@ -70,6 +70,8 @@ TEST_F(HttpLifecycleTest, AFullQueueAnswers429) {
   const HttpResult refused = PostJson(port(), "/v1/completions", {{"prompt", "x"}});
   EXPECT_EQ(refused.status, 429) << refused.body;
   EXPECT_EQ(refused.json["error"]["type"], "rate_limit_error");
+  // How long the SDKs' automatic retry waits (issue 57: there was no Retry-After).
+  EXPECT_EQ(refused.Header("Retry-After"), "1");
   EXPECT_TRUE(absl::StrContains(refused.json["error"]["message"].get<std::string>(), "queue"))
       << refused.body;
   running.Cancel();

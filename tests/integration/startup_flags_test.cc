@@ -85,6 +85,14 @@ TEST_F(StartupFlagsTest, DeviceSamplingOnServesAndIsReported) {
   EXPECT_EQ(stream.ids.size(), 12u);
 }
 
+TEST_F(StartupFlagsTest, AnAllowedOriginWithAPathIsRefusedQuotingIt) {
+  const std::string output = RefusedStartupOutput("--allowed-origins=https://app.example.com/ui");
+  EXPECT_TRUE(absl::StrContains(output,
+                                "--allowed-origins: \"https://app.example.com/ui\" is not "
+                                "an origin"))
+      << output;
+}
+
 TEST_F(StartupFlagsTest, ABadDeviceSamplingModeIsRefusedNamingTheFlag) {
   const std::string output = RefusedStartupOutput("--device-sampling=maybe");
   EXPECT_TRUE(absl::StrContains(output, "--device-sampling must be auto")) << output;

@@ -119,6 +119,9 @@ TEST(RequestParsingTest, RefusalsNameTheProtoField) {
   v1::GenerateRequest empty_text;
   empty_text.set_text("");
   ExpectInvalid(Parse(empty_text).status(), "text must not be empty");
+  v1::GenerateRequest empty_prompt_text;
+  empty_prompt_text.set_prompt_text("");
+  ExpectInvalid(Parse(empty_prompt_text).status(), "prompt_text must not be empty");
   v1::GenerateRequest bad_text;
   bad_text.set_text("ok \xc3\x28 not");
   ExpectInvalid(Parse(bad_text).status(), "text must be valid UTF-8");
