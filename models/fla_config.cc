@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 #include "models/shared_config_keys.h"
 #include "nlohmann/json.hpp"
 
@@ -126,14 +126,14 @@ class FieldReader {
     const json& v = values_.at(key);
     if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > limit) {
       return Error(absl::StrCat(key, " must be a positive integer (at most ", limit, "), got ",
-                                JsonForMessage(v)));
+                                base::JsonForMessage(v)));
     }
     return static_cast<int>(v.get<int64_t>());
   }
   absl::StatusOr<double> Number(const char* key) const {
     const json& v = values_.at(key);
     if (!v.is_number() || !std::isfinite(v.get<double>())) {
-      return Error(absl::StrCat(key, " must be a number, got ", JsonForMessage(v)));
+      return Error(absl::StrCat(key, " must be a number, got ", base::JsonForMessage(v)));
     }
     return v.get<double>();
   }
@@ -145,7 +145,7 @@ class FieldReader {
   absl::StatusOr<bool> Flag(const char* key) const {
     const json& v = values_.at(key);
     if (!v.is_boolean()) {
-      return Error(absl::StrCat(key, " must be true or false, got ", JsonForMessage(v)));
+      return Error(absl::StrCat(key, " must be true or false, got ", base::JsonForMessage(v)));
     }
     return v.get<bool>();
   }
@@ -155,7 +155,7 @@ class FieldReader {
     if (v.is_null()) return -1;
     if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab) {
       return Error(absl::StrCat(key, " must be null or a token id in [0, ", vocab, "), got ",
-                                JsonForMessage(v)));
+                                base::JsonForMessage(v)));
     }
     return static_cast<int>(v.get<int64_t>());
   }
@@ -225,7 +225,7 @@ absl::Status ResolveGsa(const FieldReader& f, FlaConfig& c) {
     return map.is_string() && map.get<std::string>() == entry.first;
   });
   if (found == maps.end()) {
-    return f.Error(absl::StrCat("feature_map ", JsonForMessage(map),
+    return f.Error(absl::StrCat("feature_map ", base::JsonForMessage(map),
                                 " is not supported, expected one of swish, relu, t2r"));
   }
   c.feature_map = found->second;
@@ -262,17 +262,17 @@ absl::StatusOr<FlaConfig> Resolve(FlaModelType type, const json& values,
   if (!f.IsNull("attnres_block_size")) {
     return f.Error(absl::StrCat(
         "attnres_block_size (attention residuals) is not supported, expected null, got ",
-        JsonForMessage(f["attnres_block_size"])));
+        base::JsonForMessage(f["attnres_block_size"])));
   }
   if (f["hidden_act"] != "swish") {
-    return f.Error(absl::StrCat("hidden_act ", JsonForMessage(f["hidden_act"]),
+    return f.Error(absl::StrCat("hidden_act ", base::JsonForMessage(f["hidden_act"]),
                                 " is not supported, expected \"swish\" (the SwiGLU MLP)"));
   }
   SLOTSERVE_RETURN_IF_ERROR(ResolveDimensions(f, c));
   const json& affine = f["elementwise_affine"];
   if (!affine.is_null() && !affine.is_boolean()) {
     return f.Error(absl::StrCat("elementwise_affine must be true, false or null, got ",
-                                JsonForMessage(affine)));
+                                base::JsonForMessage(affine)));
   }
   c.elementwise_affine = affine.is_boolean() && affine.get<bool>();  // fla: `if affine:`
   SLOTSERVE_ASSIGN_OR_RETURN(c.use_short_conv, f.Flag("use_short_conv"));
@@ -329,7 +329,7 @@ std::string DescribeFlaAttention(const FlaConfig& c) {
 }
 
 absl::StatusOr<FlaConfig> ParseFlaConfig(const std::string& json_text, const std::string& source) {
-  SLOTSERVE_ASSIGN_OR_RETURN(json raw, ParseJsonDocument(json_text, source));
+  SLOTSERVE_ASSIGN_OR_RETURN(json raw, base::ParseJsonDocument(json_text, source));
   if (!raw.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": must hold a JSON object"));
   }
@@ -339,7 +339,7 @@ absl::StatusOr<FlaConfig> ParseFlaConfig(const std::string& json_text, const std
     return absl::InvalidArgumentError(absl::StrCat(
         source,
         ": model_type must be one of abc, gsa (flash-linear-attention's ABC and GSA models), got ",
-        type == raw.end() ? std::string("nothing") : JsonForMessage(*type)));
+        type == raw.end() ? std::string("nothing") : base::JsonForMessage(*type)));
   }
   const FlaModelType model_type =
       type->get<std::string>() == "abc" ? FlaModelType::kAbc : FlaModelType::kGsa;

@@ -6,10 +6,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
+#include "base/json_fields.h"
 #include "base/status_macros.h"
 #include "models/attention_kind.h"
-#include "models/json_document.h"
-#include "models/json_fields.h"
 #include "models/shared_config_keys.h"
 
 namespace slotserve::models {
@@ -40,7 +40,7 @@ const std::vector<std::vector<std::string>>& CrossKindKeys() {
 
 absl::Status ParseSourceFilter(const nlohmann::json& object, const std::string& source,
                                SourceFilterConfig& filter) {
-  JsonFields fields(object, source, "cross_attention.filter.");
+  base::JsonFields fields(object, source, "cross_attention.filter.");
   SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys({"op", "kernel", "stride"}));
   SLOTSERVE_ASSIGN_OR_RETURN(const int op, fields.Choice("op", {"conv", "maxpool"}));
   filter.maxpool = op == 1;
@@ -51,7 +51,7 @@ absl::Status ParseSourceFilter(const nlohmann::json& object, const std::string& 
 
 absl::Status ParseCrossAttention(const nlohmann::json& object, const std::string& source,
                                  CrossAttentionConfig& cross) {
-  JsonFields fields(object, source, "cross_attention.");
+  base::JsonFields fields(object, source, "cross_attention.");
   SLOTSERVE_ASSIGN_OR_RETURN(const int kind_index, fields.Choice("kind", CrossKindNames()));
   cross.kind = static_cast<CrossAttentionKind>(kind_index);
   std::vector<std::string> known_keys = {"kind"};
@@ -103,7 +103,7 @@ absl::Status ParseCrossAttention(const nlohmann::json& object, const std::string
 absl::StatusOr<Seq2seqConfig> ParseSeq2seqObject(const nlohmann::json& document,
                                                  const std::string& source) {
   SLOTSERVE_RETURN_IF_ERROR(RequireJsonObject(document, source));
-  JsonFields fields(document, source, "");
+  base::JsonFields fields(document, source, "");
   std::vector<std::string> known_keys = SharedTopLevelKeys();
   known_keys.insert(known_keys.end(), {"format", "format_version", "decoder_start_id", "encoder",
                                        "decoder", "cross_attention"});
@@ -116,7 +116,7 @@ absl::StatusOr<Seq2seqConfig> ParseSeq2seqObject(const nlohmann::json& document,
                              fields.Integer("decoder_start_id", 0, config.decoder.vocab_size - 1));
 
   SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* encoder, fields.Object("encoder"));
-  JsonFields encoder_fields(*encoder, source, "encoder.");
+  base::JsonFields encoder_fields(*encoder, source, "encoder.");
   SLOTSERVE_RETURN_IF_ERROR(encoder_fields.RefuseUnknownKeys({"n_layers", "max_source_tokens"}));
   SLOTSERVE_ASSIGN_OR_RETURN(config.encoder_layers,
                              encoder_fields.Integer("n_layers", 1, kMaxLayers));
@@ -124,7 +124,7 @@ absl::StatusOr<Seq2seqConfig> ParseSeq2seqObject(const nlohmann::json& document,
                              encoder_fields.Integer("max_source_tokens", 1, kMaxSourceTokens));
 
   SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json* decoder, fields.Object("decoder"));
-  JsonFields decoder_fields(*decoder, source, "decoder.");
+  base::JsonFields decoder_fields(*decoder, source, "decoder.");
   SLOTSERVE_RETURN_IF_ERROR(decoder_fields.RefuseUnknownKeys({"n_layers", "attention"}));
   SLOTSERVE_ASSIGN_OR_RETURN(config.decoder.n_layers,
                              decoder_fields.Integer("n_layers", 1, kMaxLayers));
@@ -154,7 +154,8 @@ const char* CrossAttentionKindName(CrossAttentionKind kind) {
 
 absl::StatusOr<Seq2seqConfig> ParseSeq2seqConfig(const std::string& json_text,
                                                  const std::string& source) {
-  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document, ParseJsonDocument(json_text, source));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document,
+                             base::ParseJsonDocument(json_text, source));
   return ParseSeq2seqObject(document, source);
 }
 
