@@ -80,7 +80,10 @@ absl::Status ResolveDimensions(const FlaConfigFields& f, FlaConfig& c) {
   }
   c.key_dim = static_cast<int>(key_dim);
   c.value_dim = static_cast<int>(value_dim);
-  if (f.IsNull("num_slots")) {
+  // The memory rows, for the families whose config has num_slots (null: one per key dimension).
+  if (!f.Has("num_slots")) {
+    c.num_slots = 0;
+  } else if (f.IsNull("num_slots")) {
     c.num_slots = c.head_k_dim();
   } else {
     SLOTSERVE_ASSIGN_OR_RETURN(c.num_slots, f.PositiveInt("num_slots", 1 << 16));

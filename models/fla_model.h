@@ -24,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/device_memory.h"
 #include "kernels/device_stream.h"
-#include "kernels/rms_norm.h"
+#include "kernels/recurrent_state.h"
 #include "models/fla_config.h"
 #include "models/fla_weights.h"
 #include "models/language_model.h"

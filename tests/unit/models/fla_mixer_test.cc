@@ -9,6 +9,7 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "gtest/gtest.h"
 #include "models/fla_config.h"
@@ -66,12 +67,31 @@ TEST(FlaMixerRegistryTest, TheModelTypeErrorListsTheRegistry) {
   EXPECT_NE(message.find("got \"mamba2\""), std::string::npos) << message;
 }
 
+absl::StatusOr<FlaConfig> GoldenConfig(const char* variant) {
+  std::ifstream in(kGoldenFla / variant / "config.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return ParseFlaConfig(text);
+}
+
+// The start-up line as it has always read, worked out from each config.json by hand.
+TEST(FlaMixerRegistryTest, TheStartUpLineIsTheOneItHasAlwaysBeen) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"abc_rope_clamp", "fla abc, 8 slots, 2 heads (dk 16, dv 32), rope"},
+      {"gsa_conv_gqa_sharded",
+       "fla gsa, 8 slots, 4 heads over 2 kv heads (dk 8, dv 16), swish feature map, short conv 4"},
+      {"gsa_t2r_tied", "fla gsa, 8 slots, 2 heads (dk 32, dv 32), t2r feature map"},
+  };
+  for (const auto& [variant, line] : cases) {
+    auto config = GoldenConfig(variant);
+    ASSERT_TRUE(config.ok()) << variant << ": " << config.status();
+    EXPECT_EQ(DescribeFlaAttention(*config), line) << variant;
+  }
+}
+
 TEST(FlaMixerRegistryTest, LayerTensorsAndColumnsAreTheSharedOnesPlusTheFamilys) {
   for (const char* variant : {"abc_conv_tied_bf16", "abc_rope_clamp", "gsa", "gsa_conv_gqa_sharded",
                               "gsa_legacy_norm_first", "gsa_t2r_tied"}) {
-    std::ifstream in(kGoldenFla / variant / "config.json");
-    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto config = ParseFlaConfig(text);
+    auto config = GoldenConfig(variant);
     ASSERT_TRUE(config.ok()) << variant << ": " << config.status();
     std::set<std::string> family_tensors;
     int64_t family_width = 0;
