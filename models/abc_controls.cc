@@ -45,7 +45,7 @@ bool AbcControlIsLearned(MemoryControl control) {
          control == MemoryControl::kLearnedSigmoid;
 }
 
-absl::Status ParseAbcOptions(JsonFields& fields, AttentionConfig& attention) {
+absl::Status ParseAbcOptions(base::JsonFields& fields, AttentionConfig& attention) {
   attention.control = MemoryControl::kLearnedExp;
   std::string control_name = "learned";
   if (fields.Has("control")) {

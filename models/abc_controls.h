@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/json_fields.h"
 #include "models/attention_kind.h"
-#include "models/json_fields.h"
 #include "models/model_config.h"
 
 namespace slotserve::models {
 
 // The optional keys of an abc attention object besides "slots".
 std::vector<std::string> AbcOptionKeys();
-absl::Status ParseAbcOptions(JsonFields& fields, AttentionConfig& attention);
+absl::Status ParseAbcOptions(base::JsonFields& fields, AttentionConfig& attention);
 
 // True for the learned controls, which project the input into memory logits (slot_proj).
 bool AbcControlIsLearned(MemoryControl control);

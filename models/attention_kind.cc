@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/substitute.h"
+#include "base/json_fields.h"
 #include "base/status_macros.h"
 #include "kernels/abc_attention.h"
 #include "kernels/luna_attention.h"
@@ -12,11 +13,10 @@
 #include "kernels/softmax_attention.h"
 #include "models/abc_controls.h"
 #include "models/attention_layer.h"
-#include "models/json_fields.h"
 
 namespace slotserve::models {
 
-absl::Status ParseRandomFeatureOptions(JsonFields& fields, AttentionConfig& attention) {
+absl::Status ParseRandomFeatureOptions(base::JsonFields& fields, AttentionConfig& attention) {
   SLOTSERVE_ASSIGN_OR_RETURN(const double feature_scale, fields.Number("feature_scale"));
   if (static_cast<float>(feature_scale) == 0) return fields.Error("feature_scale", "must not be 0");
   SLOTSERVE_ASSIGN_OR_RETURN(const double eps, fields.Number("eps"));
@@ -59,7 +59,7 @@ std::string DescribeSoftmaxOptions(const AttentionConfig& attention) {
 
 // ---------------------------------------------------------------------------------------- RFA
 
-absl::Status ParseRfaOptions(JsonFields& fields, AttentionConfig& attention) {
+absl::Status ParseRfaOptions(base::JsonFields& fields, AttentionConfig& attention) {
   SLOTSERVE_ASSIGN_OR_RETURN(attention.gate, fields.Bool("gate"));
   return ParseRandomFeatureOptions(fields, attention);
 }
@@ -79,7 +79,7 @@ std::vector<AttentionTensor> RfaConstants(const ModelConfig& config) {
 
 // --------------------------------------------------------------------------------------- Luna
 
-absl::Status ParseLunaOptions(JsonFields& fields, AttentionConfig& attention) {
+absl::Status ParseLunaOptions(base::JsonFields& fields, AttentionConfig& attention) {
   SLOTSERVE_ASSIGN_OR_RETURN(const int activation,
                              fields.Choice("activation", {"softplus", "elu1"}));
   attention.elu1 = activation == 1;

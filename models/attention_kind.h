@@ -16,10 +16,13 @@
 #include "kernels/backend.h"
 #include "models/model_config.h"
 
+namespace slotserve::base {
+class JsonFields;
+}  // namespace slotserve::base
+
 namespace slotserve::models {
 
 class AttentionLayer;
-class JsonFields;
 class SafetensorsFile;
 
 // A tensor of one layer's attention, named under "layers.{i}.attn." ("slot_proj.weight").
@@ -58,7 +61,7 @@ struct AttentionKindDescription {
   // The other keys config.json's attention object takes besides "kind" and memory_size_key,
   // read and checked by parse_options (null when there are none).
   std::vector<std::string> option_keys;
-  absl::Status (*parse_options)(JsonFields& fields, AttentionConfig& attention);
+  absl::Status (*parse_options)(base::JsonFields& fields, AttentionConfig& attention);
 
   // The longest context a request may reach, or 0 for none (bounded only by positions staying
   // int32): softmax's max_context, abc's linformer and compressive controls.
@@ -112,7 +115,7 @@ int64_t StateBytesAtContext(const ModelConfig& config, int context);
 
 // rfa's feature options (feature_scale, eps, norm_eps, layout), shared by the self-attention
 // kind and the encoder–decoder's rfa cross attention (which has no gate).
-absl::Status ParseRandomFeatureOptions(JsonFields& fields, AttentionConfig& attention);
+absl::Status ParseRandomFeatureOptions(base::JsonFields& fields, AttentionConfig& attention);
 
 // The names of the input projections, in fused column order.
 std::vector<std::string> InputProjectionNames(const ModelConfig& config);

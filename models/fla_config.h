@@ -1,8 +1,8 @@
-// config.json of a flash-linear-attention (fla) checkpoint in the Hugging Face layout,
-// `model_type` "abc" or "gsa" (docs/FLA_CHECKPOINTS.md §1), read strictly: every key is used,
-// known to have no effect on inference, or refused by name, so a checkpoint that needs
-// something we do not compute never loads silently wrong. The same rules as the float64
-// reference's python/slotserve_ref/fla/config.py.
+// config.json of a flash-linear-attention (fla) checkpoint in the Hugging Face layout, whose
+// `model_type` names one of the mixer families of models/fla_mixer.h (docs/FLA_CHECKPOINTS.md
+// §1), read strictly: every key is used, known to have no effect on inference, or refused by
+// name, so a checkpoint that needs something we do not compute never loads silently wrong. The same
+// rules as the float64 reference's python/slotserve_ref/fla/config.py.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +14,8 @@
 
 namespace slotserve::models {
 
-enum class FlaModelType { kAbc, kGsa };
+struct FlaMixerFamily;
+
 // GSA's feature map on q and k (fla/modules/feature_map.py).
 enum class FlaFeatureMap { kSwish, kRelu, kT2r };
 
@@ -24,7 +25,9 @@ inline constexpr float kGsaOutputNormEps = 1e-5f;  // rms_norm_linear's default,
 inline constexpr float kLegacyMlpNormEps = 1e-5f;  // the pre-2025 GatedMLP's norm, likewise
 
 struct FlaConfig {
-  FlaModelType model_type = FlaModelType::kGsa;
+  // The model_type's mixer family (never null once parsed): what the loaders and FlaModel ask
+  // about the mixer's keys, tensors, state and kernels.
+  const FlaMixerFamily* mixer = nullptr;
   int vocab_size = 0;
   int hidden_size = 0;  // E
   int num_layers = 0;
@@ -53,12 +56,11 @@ struct FlaConfig {
   int head_v_dim() const { return value_dim / num_heads; }
   int kv_key_dim() const { return num_kv_heads * head_k_dim(); }
   int kv_value_dim() const { return num_kv_heads * head_v_dim(); }
-  bool is_gsa() const { return model_type == FlaModelType::kGsa; }
 };
 
-// "abc" / "gsa"; "swish" / "relu" / "t2r".
-const char* FlaModelTypeName(FlaModelType type);
-const char* FlaFeatureMapName(FlaFeatureMap map);
+// The checkpoint's model_type ("abc", "gsa"): its mixer family's name in ModelInfo's
+// attention_kind, the metrics and the start-up line.
+const char* FlaModelTypeName(const FlaConfig& config);
 
 // The start-up line's attention: "fla gsa, 64 slots, 4 heads over 2 kv heads, swish feature
 // map, short conv 4".

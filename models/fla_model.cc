@@ -5,15 +5,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "kernels/abc_attention.h"
 #include "kernels/embedding.h"
-#include "kernels/gsa_attention.h"
 #include "kernels/rms_norm.h"
-#include "kernels/rotary.h"
 #include "kernels/short_conv.h"
 #include "kernels/swiglu.h"
 #include "models/block_ops.h"
 #include "models/finite_weights.h"
+#include "models/fla_mixer.h"
 #include "models/step_slots.h"
 
 namespace slotserve::models {
@@ -40,26 +38,6 @@ ModelConfig DescribeAsModelConfig(const FlaConfig& fla) {
   return config;
 }
 
-int64_t MixerStateFloats(const FlaConfig& c) {
-  if (c.is_gsa()) {
-    return kernels::GsaStateFloatsPerLayer(c.num_kv_heads, c.head_k_dim(), c.head_v_dim(),
-                                           c.num_slots);
-  }
-  return kernels::AbcStateFloatsPerLayer(c.num_heads, c.head_k_dim(), c.head_v_dim(), c.num_slots);
-}
-
-kernels::GsaFeatureMap KernelFeatureMap(FlaFeatureMap map) {
-  switch (map) {
-    case FlaFeatureMap::kSwish:
-      return kernels::GsaFeatureMap::kSwish;
-    case FlaFeatureMap::kRelu:
-      return kernels::GsaFeatureMap::kRelu;
-    case FlaFeatureMap::kT2r:
-      return kernels::GsaFeatureMap::kT2r;
-  }
-  return kernels::GsaFeatureMap::kSwish;
-}
-
 void RunRmsNorm(kernels::Backend backend, kernels::Stream stream, const float* x, float* y,
                 int rows, int dim, const kernels::DeviceBuffer& weight, float eps) {
   kernels::RmsNormParams p;
@@ -80,7 +58,7 @@ void RunRmsNorm(kernels::Backend backend, kernels::Stream stream, const float* x
 FlaLayerStateLayout FlaStateLayout(const FlaConfig& c) {
   FlaLayerStateLayout layout;
   layout.mixer = 0;
-  int64_t next = MixerStateFloats(c);
+  int64_t next = c.mixer->memory_floats(c);
   if (c.use_short_conv) {
     layout.q_conv = next;
     next += kernels::ShortConvStateFloats(c.key_dim, c.conv_size);
@@ -352,107 +330,20 @@ void FlaModel::RunMixer(const FlaLayerWeights& layer, int layer_index, int rows,
     }
   }
   const MixerCall mixer = with_offset(layout_.mixer);
-  if (fla_.is_gsa()) {
-    RunGsa(layer, rows, mixer, stream);
-  } else {
-    RunAbc(layer, rows, mixer, stream);
-  }
-}
-
-void FlaModel::RunGsa(const FlaLayerWeights& layer, int rows, const MixerCall& mixer,
-                      kernels::Stream stream) {
-  float* projections = scratch_.projections.as<float>();
-  float* attention = scratch_.attention.as<float>();
-  const int64_t stride = columns_.width;
-  kernels::GsaParams p;
-  p.rows = rows;
-  p.heads = fla_.num_heads;
-  p.kv_heads = fla_.num_kv_heads;
-  p.key_dim = fla_.head_k_dim();
-  p.value_dim = fla_.head_v_dim();
-  p.memory_rows = fla_.num_slots;
-  p.q = projections + columns_.q;
-  p.k = projections + columns_.k;
-  p.v = projections + columns_.v;
-  p.forget_logits = projections + columns_.forget;
-  p.in_stride = stride;
-  p.feature_map = KernelFeatureMap(fla_.feature_map);
-  p.t2r_weight = layer.t2r.data() == nullptr ? nullptr : layer.t2r.as<float>();
-  p.gate_logit_normalizer = fla_.gate_logit_normalizer;
-  p.out = attention;
-  p.out_stride = fla_.value_dim;
-  if (mixer.prefill) {
-    kernels::LaunchGsaPrefill(backend_, p, mixer.prefill_target, stream);
-  } else {
-    kernels::LaunchGsaStep(backend_, p, mixer.step_target, stream);
-  }
-  // rms_norm(silu(o)) over all heads together, eps fixed at 1e-5 (docs/FLA_CHECKPOINTS.md §3.3).
-  kernels::RmsNormParams norm = OutputNorm(layer, rows);
-  norm.eps = kGsaOutputNormEps;
-  norm.silu_input = true;
-  kernels::LaunchRmsNorm(backend_, norm, stream);
-}
-
-void FlaModel::RunAbc(const FlaLayerWeights& layer, int rows, const MixerCall& mixer,
-                      kernels::Stream stream) {
-  float* projections = scratch_.projections.as<float>();
-  float* attention = scratch_.attention.as<float>();
-  const int64_t stride = columns_.width;
-  if (fla_.use_rope) {
-    kernels::RotaryParams rope;
-    rope.stride = stride;
-    rope.rows = rows;
-    rope.heads = fla_.num_heads;
-    rope.head_dim = fla_.head_k_dim();
-    rope.positions = scratch_.positions.as<int32_t>();
-    rope.base = kFlaRopeBase;
-    for (const int column : {columns_.q, columns_.k}) {
-      rope.x = projections + column;
-      kernels::LaunchRotary(backend_, rope, stream);
-    }
-  }
-  kernels::AbcParams p;
-  p.rows = rows;
-  p.heads = fla_.num_heads;
-  p.head_dim = fla_.head_k_dim();
-  p.value_dim = fla_.head_v_dim();
-  p.memory_rows = fla_.num_slots;
-  p.q = projections + columns_.q;
-  p.k = projections + columns_.k;
-  p.v = projections + columns_.v;
-  p.memory_logits = projections + columns_.slot_logits;
-  p.in_stride = stride;
-  if (fla_.clamp_min) p.logit_min = *fla_.clamp_min;
-  if (fla_.clamp_max) p.logit_max = *fla_.clamp_max;
-  p.out = attention;
-  p.out_stride = fla_.value_dim;
-  if (mixer.prefill) {
-    kernels::LaunchAbcPrefill(backend_, p, mixer.prefill_target, stream);
-  } else {
-    kernels::LaunchAbcStep(backend_, p, mixer.step_target, stream);
-  }
-  // rms_norm(o_h) * g_norm * silu(g_h) per head (fla's FusedRMSNormGated).
-  kernels::RmsNormParams norm = OutputNorm(layer, rows);
-  norm.groups = fla_.num_heads;
-  norm.group_dim = fla_.head_v_dim();
-  norm.eps = fla_.norm_eps;
-  norm.gate = projections + columns_.gate;
-  norm.gate_stride = stride;
-  kernels::LaunchRmsNorm(backend_, norm, stream);
-}
-
-kernels::RmsNormParams FlaModel::OutputNorm(const FlaLayerWeights& layer, int rows) const {
-  kernels::RmsNormParams norm;
-  float* attention = scratch_.attention.as<float>();
-  norm.x = attention;
-  norm.x_stride = fla_.value_dim;
-  norm.y = attention;  // in place
-  norm.y_stride = fla_.value_dim;
-  norm.rows = rows;
-  norm.groups = 1;
-  norm.group_dim = fla_.value_dim;
-  norm.weight = layer.out_norm.data() == nullptr ? nullptr : layer.out_norm.as<float>();
-  return norm;
+  FlaMixerRun run;
+  run.backend = backend_;
+  run.stream = stream;
+  run.config = &fla_;
+  run.layer = &layer;
+  run.rows = rows;
+  run.projections = projections;
+  run.columns = &columns_;
+  run.positions = scratch_.positions.as<int32_t>();
+  run.attention = scratch_.attention.as<float>();
+  run.prefill = mixer.prefill;
+  run.prefill_target = mixer.prefill_target;
+  run.step_target = mixer.step_target;
+  fla_.mixer->run(run);
 }
 
 void FlaModel::ComputeLogits(int first_row, int rows, kernels::Stream stream) {

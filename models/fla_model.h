@@ -1,12 +1,13 @@
-// A flash-linear-attention `abc` or `gsa` checkpoint served as it is stored (docs/
-// FLA_CHECKPOINTS.md): config.json with fla's keys, weights in one file or in shards, fla's
-// tensor names. The block is fla's (RMSNorm, SwiGLU MLP, no positions added to the embedding);
-// the mixer is fla's ABC (RoPE, clamped slot logits, the gated per-head output norm) or GSA
-// (feature maps, forget gates, grouped kv heads, the whole-width output norm), each optionally
-// after short causal convolutions whose last W−1 inputs live in the request's state slot.
+// A flash-linear-attention checkpoint served as it is stored (docs/FLA_CHECKPOINTS.md):
+// config.json with fla's keys, weights in one file or in shards, fla's tensor names. The block
+// is fla's (RMSNorm, SwiGLU MLP, no positions added to the embedding); the mixer is the one of
+// the checkpoint's model_type in the fla mixer registry (models/fla_mixer.h: ABC, GSA), after
+// optional short causal convolutions of q, k and v whose last W−1 inputs live in the request's
+// state slot.
 //
-// State per request and layer: the mixer's memory (ABC: K~ [M, dk], V~ [M, dv], z, m per head;
-// GSA: hk [dk, M], hv [M, dv] per kv head), then the q, k and v convolution windows; fp32, all
+// State per request and layer: the mixer's memory (its family's memory_floats: ABC K~ [M, dk],
+// V~ [M, dv], z, m per head; GSA hk [dk, M], hv [M, dv] per kv head), then the q, k and v
+// convolution windows; fp32, all
 // zeros when empty, so the arena's copy / save / restore / reset serve it unchanged. RoPE's
 // position is the arena's position of the slot.
 //
@@ -23,7 +24,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/device_memory.h"
 #include "kernels/device_stream.h"
-#include "kernels/rms_norm.h"
+#include "kernels/recurrent_state.h"
 #include "models/fla_config.h"
 #include "models/fla_weights.h"
 #include "models/language_model.h"
@@ -81,18 +82,9 @@ class FlaModel final : public LanguageModel {
   absl::Status PrefillPass(StateArena& states, int slot, std::span<const int32_t> tokens,
                            bool every_logit, bool last_logit, std::span<float> logits);
   void RunLayers(int rows, MixerCall call, kernels::Stream stream);
-  // The layer's input projection and short convolutions, then RunGsa or RunAbc.
+  // The layer's input projection and short convolutions, then its mixer family's run.
   void RunMixer(const FlaLayerWeights& layer, int layer_index, int rows, MixerCall call,
                 kernels::Stream stream);
-  // The mixer over the projections in scratch, into scratch attention (then its output norm);
-  // `mixer`'s targets already point at the layer's memory.
-  void RunGsa(const FlaLayerWeights& layer, int rows, const MixerCall& mixer,
-              kernels::Stream stream);
-  void RunAbc(const FlaLayerWeights& layer, int rows, const MixerCall& mixer,
-              kernels::Stream stream);
-  // The attention output's norm over scratch rows, in place: the whole value width, with the
-  // layer's g_norm weight; the mixer sets its groups, eps, silu and gate.
-  kernels::RmsNormParams OutputNorm(const FlaLayerWeights& layer, int rows) const;
   void ComputeLogits(int first_row, int rows, kernels::Stream stream);
 
   FlaConfig fla_;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "models/fla_mixer.h"
 
 namespace slotserve::models {
 namespace {
@@ -59,6 +60,13 @@ absl::StatusOr<DeviceMatrix> Matrix(kernels::Backend backend, const FlaConfig& c
 
 }  // namespace
 
+const float* FlaLayerWeights::MixerConstant(std::string_view name) const {
+  for (const auto& [constant, buffer] : mixer_constants) {
+    if (constant == name) return buffer.as<float>();
+  }
+  return nullptr;
+}
+
 std::map<std::string, std::vector<int64_t>> ExpectedFlaTensors(const FlaConfig& c) {
   const int64_t e = c.hidden_size, w = c.conv_size;
   std::map<std::string, std::vector<int64_t>> out;
@@ -74,16 +82,11 @@ std::map<std::string, std::vector<int64_t>> ExpectedFlaTensors(const FlaConfig& 
       out[p + "attn.k_conv1d.weight"] = {c.kv_key_dim(), 1, w};
       out[p + "attn.v_conv1d.weight"] = {c.kv_value_dim(), 1, w};
     }
-    if (c.is_gsa()) {
-      out[p + "attn.f_proj.weight"] = {int64_t{c.num_kv_heads} * c.num_slots, e};
-      if (c.feature_map == FlaFeatureMap::kT2r) {
-        out[p + "attn.feature_map.layer.weight"] = {c.head_k_dim(), c.head_k_dim()};
-      }
-      if (c.elementwise_affine) out[p + "attn.g_norm.weight"] = {e};
-    } else {
-      out[p + "attn.s_proj.weight"] = {int64_t{c.num_heads} * c.num_slots, e};
-      out[p + "attn.g_proj.weight"] = {c.value_dim, e};
-      if (c.elementwise_affine) out[p + "attn.g_norm.weight"] = {c.head_v_dim()};
+    for (const FlaMixerProjection& projection : c.mixer->projections(c)) {
+      out[p + "attn." + projection.name + ".weight"] = {projection.outputs, e};
+    }
+    for (FlaMixerTensor& constant : c.mixer->constants(c)) {
+      out[p + "attn." + constant.name] = std::move(constant.shape);
     }
     out[p + "attn.o_proj.weight"] = {e, c.value_dim};
     out[p + "mlp_norm.weight"] = {e};
@@ -135,7 +138,7 @@ absl::Status CheckFlaTensors(const FlaConfig& config, const WeightShards& shards
   if (!extra.empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(shards.source(), ": unexpected tensor(s) ", absl::StrJoin(extra, ", "),
-                     " (not part of an fla ", FlaModelTypeName(config.model_type),
+                     " (not part of an fla ", config.mixer->model_type,
                      " model with this config; unsupported options add tensors)"));
   }
   for (const auto& [name, tensor] : shards.tensors()) {
@@ -164,11 +167,8 @@ FlaProjectionColumns FlaInputColumns(const FlaConfig& c) {
   columns.q = take(c.key_dim);
   columns.k = take(c.kv_key_dim());
   columns.v = take(c.kv_value_dim());
-  if (c.is_gsa()) {
-    columns.forget = take(c.num_kv_heads * c.num_slots);
-  } else {
-    columns.slot_logits = take(c.num_heads * c.num_slots);
-    columns.gate = take(c.value_dim);
+  for (const FlaMixerProjection& projection : c.mixer->projections(c)) {
+    columns.mixer.push_back(take(static_cast<int>(projection.outputs)));
   }
   columns.width = next;
   return columns;
@@ -194,11 +194,8 @@ absl::StatusOr<FlaWeights> LoadFlaWeights(const FlaConfig& config, kernels::Back
                                Floats(backend, config, shards, p + "attn_norm.weight"));
     std::vector<std::string> inputs = {p + "attn.q_proj.weight", p + "attn.k_proj.weight",
                                        p + "attn.v_proj.weight"};
-    if (config.is_gsa()) {
-      inputs.push_back(p + "attn.f_proj.weight");
-    } else {
-      inputs.push_back(p + "attn.s_proj.weight");
-      inputs.push_back(p + "attn.g_proj.weight");
+    for (const FlaMixerProjection& projection : config.mixer->projections(config)) {
+      inputs.push_back(p + "attn." + projection.name + ".weight");
     }
     SLOTSERVE_ASSIGN_OR_RETURN(layer.input_projection, Matrix(backend, config, shards, inputs));
     if (config.use_short_conv) {
@@ -209,13 +206,10 @@ absl::StatusOr<FlaWeights> LoadFlaWeights(const FlaConfig& config, kernels::Back
       SLOTSERVE_ASSIGN_OR_RETURN(layer.v_conv,
                                  Floats(backend, config, shards, p + "attn.v_conv1d.weight"));
     }
-    if (config.elementwise_affine) {
-      SLOTSERVE_ASSIGN_OR_RETURN(layer.out_norm,
-                                 Floats(backend, config, shards, p + "attn.g_norm.weight"));
-    }
-    if (config.is_gsa() && config.feature_map == FlaFeatureMap::kT2r) {
-      SLOTSERVE_ASSIGN_OR_RETURN(
-          layer.t2r, Floats(backend, config, shards, p + "attn.feature_map.layer.weight"));
+    for (const FlaMixerTensor& constant : config.mixer->constants(config)) {
+      SLOTSERVE_ASSIGN_OR_RETURN(kernels::DeviceBuffer buffer,
+                                 Floats(backend, config, shards, p + "attn." + constant.name));
+      layer.mixer_constants.emplace_back(constant.name, std::move(buffer));
     }
     SLOTSERVE_ASSIGN_OR_RETURN(layer.o_proj,
                                Matrix(backend, config, shards, {p + "attn.o_proj.weight"}));

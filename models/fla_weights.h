@@ -9,6 +9,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -31,16 +33,19 @@ absl::Status CheckFlaTensors(const FlaConfig& config, const WeightShards& shards
 
 struct FlaLayerWeights {
   kernels::DeviceBuffer attn_norm;  // [E]
-  // x -> [q | k | v | s (abc, H*M) | g (abc, value_dim) | f (gsa, Hkv*M)]
+  // x -> [q | k | v | the mixer family's projections (FlaMixerFamily::projections)]
   DeviceMatrix input_projection;
   // Short convolutions, [channels, W] each (empty without use_short_conv).
   kernels::DeviceBuffer q_conv, k_conv, v_conv;
-  kernels::DeviceBuffer out_norm;  // g_norm: abc [dv], gsa [E]; empty without elementwise_affine
-  kernels::DeviceBuffer t2r;       // gsa t2r feature map [dk, dk]; empty otherwise
+  // The mixer family's constants (FlaMixerFamily::constants), by name: "g_norm.weight".
+  std::vector<std::pair<std::string, kernels::DeviceBuffer>> mixer_constants;
   DeviceMatrix o_proj;             // [E, value_dim]
   kernels::DeviceBuffer mlp_norm;  // [E]
   DeviceMatrix gate_up;            // [2I, E]: gate rows, then up rows
   DeviceMatrix down;               // [E, I]
+
+  // The constant `name` on the device, or null when the layer has none by that name.
+  const float* MixerConstant(std::string_view name) const;
 };
 
 struct FlaWeights {
@@ -55,9 +60,7 @@ struct FlaWeights {
 // Columns of the fused input projection, in order.
 struct FlaProjectionColumns {
   int q = 0, k = 0, v = 0;
-  int slot_logits = 0;  // abc s
-  int gate = 0;         // abc g
-  int forget = 0;       // gsa f
+  std::vector<int> mixer;  // the family's projections, in its order
   int width = 0;
 };
 FlaProjectionColumns FlaInputColumns(const FlaConfig& config);

@@ -89,7 +89,7 @@ absl::StatusOr<std::unique_ptr<LanguageModel>> LanguageModel::Load(
 }
 
 std::string ServedAttentionKind(const LanguageModel& model) {
-  if (const FlaConfig* fla = model.fla(); fla != nullptr) return FlaModelTypeName(fla->model_type);
+  if (const FlaConfig* fla = model.fla(); fla != nullptr) return FlaModelTypeName(*fla);
   return AttentionKindName(model.config().attention.kind);
 }
 

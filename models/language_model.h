@@ -1,5 +1,7 @@
-// A decoder-only LM loaded from a model directory, running on one backend. Not thread-safe:
-// one engine thread owns it (DESIGN §1).
+// A language model loaded from a model directory, running on one backend: the interface the
+// engine decodes through. TransformerModel (decoder-only, our format), FlaModel (an fla
+// checkpoint as stored) and Seq2seqModel (encoder-decoder, whose Encode fills a slot's cross
+// memory before decoding) implement it. Not thread-safe: one engine thread owns it (DESIGN §1).
 #pragma once
 
 #include <filesystem>

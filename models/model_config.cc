@@ -5,9 +5,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
+#include "base/json_fields.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
-#include "models/json_fields.h"
 #include "models/shared_config_keys.h"
 
 namespace slotserve::models {
@@ -19,7 +19,7 @@ constexpr int64_t kFormatVersion = 1;
 absl::StatusOr<ModelConfig> ParseConfigObject(const nlohmann::json& document,
                                               const std::string& source) {
   SLOTSERVE_RETURN_IF_ERROR(RequireJsonObject(document, source));
-  JsonFields fields(document, source, "");
+  base::JsonFields fields(document, source, "");
   std::vector<std::string> known_keys = SharedTopLevelKeys();
   known_keys.insert(known_keys.end(), {"format", "format_version", "n_layers", "attention"});
   SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys(known_keys));
@@ -38,7 +38,8 @@ absl::StatusOr<ModelConfig> ParseConfigObject(const nlohmann::json& document,
 
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                                              const std::string& source) {
-  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document, ParseJsonDocument(json_text, source));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document,
+                             base::ParseJsonDocument(json_text, source));
   return ParseConfigObject(document, source);
 }
 

@@ -14,9 +14,9 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
 #include "kernels/float16.h"
-#include "models/json_document.h"
 
 namespace slotserve::models {
 namespace {
@@ -163,10 +163,10 @@ absl::Status SafetensorsFile::ParseHeader() {
                                      header_bytes);
   const std::string header_source = absl::StrCat(source_, ": header");
   SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json header,
-                             ParseJsonDocument(header_text, header_source));
+                             base::ParseJsonDocument(header_text, header_source));
   if (!header.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(header_source, " must be a JSON object, got ", JsonForMessage(header)));
+        absl::StrCat(header_source, " must be a JSON object, got ", base::JsonForMessage(header)));
   }
 
   const uint8_t* data_start = mapping_ + kLengthPrefixBytes + header_bytes;
@@ -184,15 +184,15 @@ absl::Status SafetensorsFile::ParseHeader() {
         if (!value.is_string()) {
           return absl::InvalidArgumentError(absl::StrCat(header_source, ": __metadata__.", key,
                                                          " must be a string, got ",
-                                                         JsonForMessage(value)));
+                                                         base::JsonForMessage(value)));
         }
       }
       continue;
     }
     const std::string where = absl::StrCat(source_, ": tensor ", name);
     if (!entry.is_object()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, " must be described by an object, got ", JsonForMessage(entry)));
+      return absl::InvalidArgumentError(absl::StrCat(where, " must be described by an object, got ",
+                                                     base::JsonForMessage(entry)));
     }
     for (const auto& [key, value] : entry.items()) {
       if (key != "dtype" && key != "shape" && key != "data_offsets") {
@@ -211,19 +211,19 @@ absl::Status SafetensorsFile::ParseHeader() {
     const nlohmann::json& dtype = entry["dtype"];
     if (!dtype.is_string()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, " has dtype ", JsonForMessage(dtype), ", expected a string"));
+          absl::StrCat(where, " has dtype ", base::JsonForMessage(dtype), ", expected a string"));
     }
     auto parsed_dtype = ParseDType(dtype.get<std::string>());
     if (!parsed_dtype.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(where, " has dtype ", JsonForMessage(dtype),
-                                                     ", expected F32, F16, BF16 or I8"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " has dtype ", base::JsonForMessage(dtype), ", expected F32, F16, BF16 or I8"));
     }
     tensor.dtype = *parsed_dtype;
 
     const nlohmann::json& shape = entry["shape"];
     if (!shape.is_array()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, " has shape ", JsonForMessage(shape), ", expected an array"));
+          absl::StrCat(where, " has shape ", base::JsonForMessage(shape), ", expected an array"));
     }
     // Element count, kept below the file size so that it cannot overflow.
     uint64_t elements = 1;
@@ -231,8 +231,8 @@ absl::Status SafetensorsFile::ParseHeader() {
       uint64_t extent;
       if (!ReadUnsigned(dim, extent) ||
           extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        return absl::InvalidArgumentError(absl::StrCat(where, " has shape ", JsonForMessage(shape),
-                                                       ", expected non-negative integers"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, " has shape ", base::JsonForMessage(shape), ", expected non-negative integers"));
       }
       tensor.shape.push_back(static_cast<int64_t>(extent));
       if (extent != 0 && elements > data_bytes / extent)
@@ -247,7 +247,7 @@ absl::Status SafetensorsFile::ParseHeader() {
     if (!offsets.is_array() || offsets.size() != 2 || !ReadUnsigned(offsets[0], begin) ||
         !ReadUnsigned(offsets[1], end) || begin > end) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, " has data_offsets ", JsonForMessage(offsets),
+          absl::StrCat(where, " has data_offsets ", base::JsonForMessage(offsets),
                        ", expected [begin, end] with 0 <= begin <= end"));
     }
     if (end > data_bytes) {

@@ -1,29 +1,12 @@
 #include "models/seq2seq_slot_layout.h"
 
-#include "kernels/memory_attention.h"
-#include "kernels/rfa_attention.h"
-#include "kernels/srformer_cross.h"
 #include "models/attention_kind.h"
+#include "models/cross_attention_kind.h"
 
 namespace slotserve::models {
 
 int64_t CrossMemoryFloatsPerLayer(const Seq2seqConfig& config) {
-  const int heads = config.decoder.n_heads;
-  const int head_dim = config.decoder.head_dim();
-  const CrossAttentionConfig& cross = config.cross;
-  switch (cross.kind) {
-    case CrossAttentionKind::kSoftmax:
-      return kernels::MemoryAttentionFloatsPerLayer(heads, head_dim, config.max_source_tokens);
-    case CrossAttentionKind::kAbc:
-      return kernels::MemoryAttentionFloatsPerLayer(heads, head_dim, cross.memory_rows);
-    case CrossAttentionKind::kLuna:
-      return kernels::MemoryAttentionFloatsPerLayer(heads, head_dim, cross.length);
-    case CrossAttentionKind::kRfa:
-      return kernels::RfaStateFloatsPerLayer(heads, head_dim, cross.features);
-    case CrossAttentionKind::kSrformer:
-      return kernels::SrformerLayout{heads, head_dim, config.max_source_tokens}.memory_floats();
-  }
-  return 0;
+  return DescribeCrossAttentionKind(config.cross.kind).memory_floats_per_layer(config);
 }
 
 Seq2seqSlotLayout MakeSeq2seqSlotLayout(const Seq2seqConfig& config) {
@@ -31,11 +14,9 @@ Seq2seqSlotLayout MakeSeq2seqSlotLayout(const Seq2seqConfig& config) {
   layout.decoder_state_floats =
       StateBytesPerRequest(config.decoder) / static_cast<int64_t>(sizeof(float));
   layout.raf_offset = layout.decoder_state_floats;
-  if (config.cross.kind == CrossAttentionKind::kSrformer) {
-    layout.raf_floats_per_layer =
-        kernels::SrformerLayout{config.decoder.n_heads, config.decoder.head_dim(),
-                                config.max_source_tokens}
-            .raf_floats();
+  const CrossAttentionKindDescription& kind = DescribeCrossAttentionKind(config.cross.kind);
+  if (kind.hypothesis_floats_per_layer != nullptr) {
+    layout.raf_floats_per_layer = kind.hypothesis_floats_per_layer(config);
   }
   layout.source_length_offset = 0;
   layout.cross_offset = 1;

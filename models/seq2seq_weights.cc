@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/attention_kind.h"
+#include "models/cross_attention_kind.h"
 
 namespace slotserve::models {
 
@@ -9,39 +10,13 @@ std::string EncoderLayerPrefix(int layer) { return absl::StrCat("encoder.layers.
 std::string DecoderLayerPrefix(int layer) { return absl::StrCat("decoder.layers.", layer, "."); }
 
 std::vector<ExpectedTensor> CrossAttentionTensors(const Seq2seqConfig& config) {
-  const ModelConfig& shape = config.decoder;
-  const CrossAttentionConfig& cross = config.cross;
-  const int64_t E = shape.d_model;
-  const int64_t H = shape.n_heads;
-  const int64_t d = shape.head_dim();
+  const int64_t E = config.decoder.d_model;
   std::vector<ExpectedTensor> tensors;
   for (const char* projection : {"q_proj", "k_proj", "v_proj", "o_proj"}) {
     AddLinearTensors(tensors, projection, E, E);
   }
-  switch (cross.kind) {
-    case CrossAttentionKind::kSoftmax:
-      break;
-    case CrossAttentionKind::kAbc:
-      AddLinearTensors(tensors, "slot_proj", H * cross.memory_rows, E);
-      break;
-    case CrossAttentionKind::kRfa:
-      tensors.push_back({"rfa_random", {H, cross.features, d}});
-      tensors.push_back({"rfa_sigma", {H, d}});
-      break;
-    case CrossAttentionKind::kLuna:
-      tensors.push_back({"luna_p", {cross.length, E}});
-      AddLinearTensors(tensors, "pq_proj", E, E);
-      if (cross.has_filter && !cross.filter.maxpool) {
-        tensors.push_back({"filter.weight", {cross.filter.kernel}});
-        tensors.push_back({"filter.bias", {1}});
-      }
-      break;
-    case CrossAttentionKind::kSrformer:
-      AddLinearTensors(tensors, "raf_proj", d, d);
-      tensors.push_back({"raf_leak", {1}});
-      tensors.push_back({"raf_thre", {1}});
-      break;
-  }
+  const CrossAttentionKindDescription& kind = DescribeCrossAttentionKind(config.cross.kind);
+  if (kind.add_tensors != nullptr) kind.add_tensors(config, tensors);
   return tensors;
 }
 

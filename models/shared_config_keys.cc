@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
 #include "models/attention_kind.h"
-#include "models/json_document.h"
 
 namespace slotserve::models {
 
@@ -19,10 +19,10 @@ std::vector<std::string> SharedTopLevelKeys() {
 absl::Status RequireJsonObject(const nlohmann::json& document, const std::string& source) {
   if (document.is_object()) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat(source, ": must hold one JSON object, got ", JsonForMessage(document)));
+      absl::StrCat(source, ": must hold one JSON object, got ", base::JsonForMessage(document)));
 }
 
-absl::Status ParseFormatKeys(JsonFields& fields, std::string_view format, int64_t version) {
+absl::Status ParseFormatKeys(base::JsonFields& fields, std::string_view format, int64_t version) {
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string found, fields.String("format"));
   if (found != format) {
     return fields.Error("format",
@@ -39,7 +39,7 @@ absl::Status ParseFormatKeys(JsonFields& fields, std::string_view format, int64_
   return absl::OkStatus();
 }
 
-absl::Status ParseSharedTopLevelKeys(JsonFields& fields, ModelConfig& config) {
+absl::Status ParseSharedTopLevelKeys(base::JsonFields& fields, ModelConfig& config) {
   SLOTSERVE_ASSIGN_OR_RETURN(config.vocab_size, fields.Integer("vocab_size", 1, kMaxVocab));
   SLOTSERVE_ASSIGN_OR_RETURN(config.d_model, fields.Integer("d_model", 1, kMaxWidth));
   SLOTSERVE_ASSIGN_OR_RETURN(config.n_heads, fields.Integer("n_heads", 1, kMaxWidth));
@@ -77,7 +77,7 @@ absl::Status ParseSharedTopLevelKeys(JsonFields& fields, ModelConfig& config) {
 // not know, its memory size, and its options.
 absl::Status ParseAttentionObject(const nlohmann::json& object, const std::string& source,
                                   const std::string& path_prefix, AttentionConfig& attention) {
-  JsonFields fields(object, source, path_prefix);
+  base::JsonFields fields(object, source, path_prefix);
   std::vector<std::string> kind_names;
   for (const AttentionKindDescription& kind : AttentionKinds()) kind_names.push_back(kind.name);
   SLOTSERVE_ASSIGN_OR_RETURN(const int kind_index, fields.Choice("kind", kind_names));
@@ -119,7 +119,8 @@ absl::StatusOr<std::string> ReadConfigFile(const std::filesystem::path& path) {
 
 absl::StatusOr<std::string> ReadConfigFormat(const std::filesystem::path& path) {
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(path));
-  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document, ParseJsonDocument(text, path.string()));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document,
+                             base::ParseJsonDocument(text, path.string()));
   if (!document.is_object()) return std::string();
   const auto format = document.find("format");
   if (format == document.end() || !format->is_string()) return std::string();

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "models/json_fields.h"
+#include "base/json_fields.h"
 #include "models/model_config.h"
 #include "nlohmann/json.hpp"
 
@@ -31,11 +31,11 @@ std::vector<std::string> SharedTopLevelKeys();
 absl::Status RequireJsonObject(const nlohmann::json& document, const std::string& source);
 
 // "format" must be `format`, "format_version" must be `version`.
-absl::Status ParseFormatKeys(JsonFields& fields, std::string_view format, int64_t version);
+absl::Status ParseFormatKeys(base::JsonFields& fields, std::string_view format, int64_t version);
 
 // Reads SharedTopLevelKeys() into `config` (all but n_layers and attention), with the checks
 // between them (d_model a multiple of n_heads, token ids inside the vocabulary).
-absl::Status ParseSharedTopLevelKeys(JsonFields& fields, ModelConfig& config);
+absl::Status ParseSharedTopLevelKeys(base::JsonFields& fields, ModelConfig& config);
 
 // One §2 attention object. `path_prefix` names it in messages: "attention." or
 // "decoder.attention.".

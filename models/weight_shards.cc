@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 #include "models/shared_config_keys.h"
 #include "nlohmann/json.hpp"
 
@@ -23,7 +23,8 @@ bool IsPlainFileName(const std::string& name) {
 absl::StatusOr<std::map<std::string, std::string>> ReadWeightMap(
     const std::filesystem::path& path) {
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string text, ReadConfigFile(path));
-  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json index, ParseJsonDocument(text, path.string()));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json index,
+                             base::ParseJsonDocument(text, path.string()));
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
     return absl::InvalidArgumentError(
         absl::StrCat(path.string(), ": expected a JSON object with a \"weight_map\" object"));
@@ -31,9 +32,9 @@ absl::StatusOr<std::map<std::string, std::string>> ReadWeightMap(
   std::map<std::string, std::string> weight_map;
   for (const auto& [tensor, shard] : index["weight_map"].items()) {
     if (!shard.is_string() || !IsPlainFileName(shard.get<std::string>())) {
-      return absl::InvalidArgumentError(absl::StrCat(path.string(), ": weight_map[\"", tensor,
-                                                     "\"] must name a file inside ",
-                                                     "the directory, got ", JsonForMessage(shard)));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path.string(), ": weight_map[\"", tensor, "\"] must name a file inside ",
+                       "the directory, got ", base::JsonForMessage(shard)));
     }
     weight_map[tensor] = shard.get<std::string>();
   }

@@ -20,7 +20,7 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   const models::FlaConfig* fla = scheduler.fla();
   info.set_architecture(seq2seq != nullptr ? "encoder-decoder transformer, pre-norm"
                         : fla != nullptr   ? absl::StrCat("flash-linear-attention ",
-                                                          models::FlaModelTypeName(fla->model_type),
+                                                          models::FlaModelTypeName(*fla),
                                                           " checkpoint (RMSNorm, SwiGLU), pre-norm: ",
                                                           models::DescribeFlaAttention(*fla))
                                            : "decoder-only transformer, pre-norm");
@@ -36,7 +36,7 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   }
   const models::AttentionKindDescription& kind =
       models::DescribeAttentionKind(config.attention.kind);
-  info.set_attention_kind(fla != nullptr ? models::FlaModelTypeName(fla->model_type) : kind.name);
+  info.set_attention_kind(fla != nullptr ? models::FlaModelTypeName(*fla) : kind.name);
   info.set_attention_memory_size(models::AttentionMemorySize(config.attention));
   info.set_attention_memory_unit(kind.memory_size_key);
   if (config.attention.kind == models::AttentionKind::kAbc && fla == nullptr) {

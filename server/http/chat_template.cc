@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
+#include "base/json_fields.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
-#include "models/json_fields.h"
 
 namespace slotserve::server::http {
 namespace {
@@ -37,7 +37,7 @@ absl::Status CheckText(const std::string& source, const std::string& key,
                        const nlohmann::json& value) {
   if (!value.is_string()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ": ", key, " must be a string, got ", models::JsonForMessage(value)));
+        absl::StrCat(source, ": ", key, " must be a string, got ", base::JsonForMessage(value)));
   }
   return absl::OkStatus();
 }
@@ -71,13 +71,12 @@ ChatTemplate ChatTemplate::Default() {
 }
 
 absl::StatusOr<ChatTemplate> ChatTemplate::Parse(std::string_view text, const std::string& source) {
-  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document,
-                             models::ParseJsonDocument(text, source));
+  SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json document, base::ParseJsonDocument(text, source));
   if (!document.is_object()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(source, ": must be a JSON object, got ", models::JsonForMessage(document)));
+        absl::StrCat(source, ": must be a JSON object, got ", base::JsonForMessage(document)));
   }
-  models::JsonFields fields(document, source, "");
+  base::JsonFields fields(document, source, "");
   SLOTSERVE_RETURN_IF_ERROR(fields.RefuseUnknownKeys(
       {"format", "format_version", "messages", "generation_prompt", "stop"}));
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string format, fields.String("format"));
@@ -105,7 +104,7 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Parse(std::string_view text, const st
     const nlohmann::json& stop = document["stop"];
     if (!stop.is_array()) {
       return fields.Error(
-          "stop", absl::StrCat("must be an array of strings, got ", models::JsonForMessage(stop)));
+          "stop", absl::StrCat("must be an array of strings, got ", base::JsonForMessage(stop)));
     }
     for (size_t i = 0; i < stop.size(); ++i) {
       const std::string key = absl::StrCat("stop[", i, "]");

@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 #include "server/http/openai_errors.h"
 
 namespace slotserve::server::http {
@@ -16,7 +16,7 @@ absl::Status TypeErrorAt(absl::string_view path, absl::string_view expected,
                          const nlohmann::json& value) {
   return ParamError(
       path, "invalid_type",
-      absl::StrCat(path, " must be ", expected, ", got ", models::JsonForMessage(value)));
+      absl::StrCat(path, " must be ", expected, ", got ", base::JsonForMessage(value)));
 }
 
 }  // namespace
@@ -162,7 +162,7 @@ absl::Status JsonParams::CheckAllKnown() const {
     const std::string path = PathOf(name);
     return ParamError(
         path, "unknown_parameter",
-        absl::StrCat("unknown parameter ", path, " (got ", models::JsonForMessage(value),
+        absl::StrCat("unknown parameter ", path, " (got ", base::JsonForMessage(value),
                      "); see the server's README for the parameters it supports"));
   }
   return absl::OkStatus();

@@ -12,8 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 #include "server/http/beam_choices.h"
 #include "server/http/best_of.h"
 #include "server/http/openai_errors.h"
@@ -134,7 +134,7 @@ absl::Status Submit(GenerationGateway& gateway, Generation& generation,
 absl::StatusOr<OpenAiRequest> Parse(Endpoint endpoint, const std::string& body,
                                     const ServedModel& model) {
   SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json json,
-                             models::ParseJsonDocument(body, "request body"));
+                             base::ParseJsonDocument(body, "request body"));
   return endpoint == Endpoint::kChat ? ParseChatRequest(json, model)
                                      : ParseCompletionRequest(json, model);
 }

@@ -8,8 +8,8 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 #include "server/http/json_params.h"
 #include "server/http/openai_inert_fields.h"
 #include "server/http/openai_prompts.h"
@@ -96,7 +96,7 @@ absl::Status ReadLogitBias(JsonParams& params, engine::SamplingOptions* sampling
     if (!value.is_number()) {
       return InvalidValue("logit_bias",
                           absl::StrCat("logit_bias[\"", key, "\"] must be a number, got ",
-                                       models::JsonForMessage(value)));
+                                       base::JsonForMessage(value)));
     }
     sampling->logit_bias.push_back({id, value.get<float>()});
   }
@@ -204,7 +204,7 @@ absl::StatusOr<std::string> ReadContent(const nlohmann::json& content, const std
   if (!content.is_array()) {
     return ParamError(path, "invalid_type",
                       absl::StrCat(path, " must be a string or an array of text parts, got ",
-                                   models::JsonForMessage(content)));
+                                   base::JsonForMessage(content)));
   }
   std::vector<std::string> texts;
   for (size_t i = 0; i < content.size(); ++i) {
@@ -214,7 +214,7 @@ absl::StatusOr<std::string> ReadContent(const nlohmann::json& content, const std
         !part["text"].is_string()) {
       return Unsupported(part_path, absl::StrCat("only {\"type\": \"text\", \"text\": ...} "
                                                  "parts are supported, got ",
-                                                 models::JsonForMessage(part)));
+                                                 base::JsonForMessage(part)));
     }
     texts.push_back(part["text"].get<std::string>());
   }
@@ -225,11 +225,10 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(JsonParams& params,
                                                       const ChatTemplate& chat_template) {
   const nlohmann::json* messages = params.Get("messages");
   if (messages == nullptr || !messages->is_array() || messages->empty()) {
-    return ParamError(
-        "messages", messages == nullptr ? "invalid_value" : "invalid_type",
-        absl::StrCat("messages must be a non-empty array of {\"role\", "
-                     "\"content\"} objects, got ",
-                     messages == nullptr ? "none" : models::JsonForMessage(*messages)));
+    return ParamError("messages", messages == nullptr ? "invalid_value" : "invalid_type",
+                      absl::StrCat("messages must be a non-empty array of {\"role\", "
+                                   "\"content\"} objects, got ",
+                                   messages == nullptr ? "none" : base::JsonForMessage(*messages)));
   }
   std::vector<ChatMessage> parsed;
   for (size_t i = 0; i < messages->size(); ++i) {
@@ -238,7 +237,7 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(JsonParams& params,
     if (!message.is_object()) {
       return ParamError(path, "invalid_type",
                         absl::StrCat(path, " must be an object with role and content, got ",
-                                     models::JsonForMessage(message)));
+                                     base::JsonForMessage(message)));
     }
     JsonParams fields(message, path);
     ChatMessage chat_message;
@@ -270,14 +269,14 @@ absl::Status CheckNoTools(JsonParams& params) {
   const nlohmann::json* choice = params.Get("tool_choice");
   if (choice != nullptr && !(choice->is_string() && (*choice == "none" || *choice == "auto"))) {
     return Unsupported("tool_choice", absl::StrCat("tool calling is not supported, got ",
-                                                   models::JsonForMessage(*choice)));
+                                                   base::JsonForMessage(*choice)));
   }
   params.Accept("parallel_tool_calls");
   const nlohmann::json* format = params.Get("response_format");
   if (format != nullptr && !(format->is_object() && format->value("type", "") == "text")) {
     return Unsupported("response_format",
                        absl::StrCat("only {\"type\": \"text\"} is supported, got ",
-                                    models::JsonForMessage(*format)));
+                                    base::JsonForMessage(*format)));
   }
   return absl::OkStatus();
 }
@@ -298,7 +297,7 @@ absl::Status CheckModel(JsonParams& params, const ServedModel& model) {
 absl::Status RequireObject(const nlohmann::json& body) {
   if (body.is_object()) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      absl::StrCat("the request body must be a JSON object, got ", models::JsonForMessage(body)));
+      absl::StrCat("the request body must be a JSON object, got ", base::JsonForMessage(body)));
 }
 
 absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
@@ -357,7 +356,7 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
         "use_beam_search",
         absl::StrCat("beam search ends hypotheses at eos, stop_token_ids or the token limit, "
                      "but this model's chat template ends a turn at the text ",
-                     models::JsonForMessage(template_stops.front()),
+                     base::JsonForMessage(template_stops.front()),
                      ", which it cannot take; use /v1/completions"));
   }
   stops.insert(stops.end(), template_stops.begin(), template_stops.end());

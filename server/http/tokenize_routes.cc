@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 #include "server/http/json_params.h"
 #include "server/http/openai_errors.h"
 #include "server/http/openai_generation.h"
@@ -20,7 +20,7 @@ namespace {
 
 absl::StatusOr<nlohmann::json> ReadBody(const httplib::Request& request, const ServedModel& model) {
   SLOTSERVE_ASSIGN_OR_RETURN(nlohmann::json body,
-                             models::ParseJsonDocument(request.body, "request body"));
+                             base::ParseJsonDocument(request.body, "request body"));
   SLOTSERVE_RETURN_IF_ERROR(RequireObject(body));
   if (model.tokenizer == nullptr) {
     return absl::FailedPreconditionError(

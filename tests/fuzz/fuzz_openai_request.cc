@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "base/json_document.h"
 #include "engine/request_validation.h"
-#include "models/json_document.h"
 #include "server/http/chat_template.h"
 #include "server/http/openai_errors.h"
 #include "server/http/openai_request.h"
@@ -52,7 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const bool chat = (data[0] & 1) != 0;
   const std::string body(reinterpret_cast<const char*>(data) + 1, size - 1);
-  absl::StatusOr<nlohmann::json> json = slotserve::models::ParseJsonDocument(body, "body");
+  absl::StatusOr<nlohmann::json> json = slotserve::base::ParseJsonDocument(body, "body");
   if (!json.ok()) return 0;
   absl::StatusOr<OpenAiRequest> request =
       chat ? slotserve::server::http::ParseChatRequest(*json, Model())

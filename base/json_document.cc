@@ -1,4 +1,4 @@
-#include "models/json_document.h"
+#include "base/json_document.h"
 
 #include <cstdint>
 #include <set>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/utf8.h"
 
-namespace slotserve::models {
+namespace slotserve::base {
 absl::StatusOr<nlohmann::json> ParseJsonDocument(std::string_view text, const std::string& source) {
   const size_t bad_byte = base::FirstInvalidUtf8Byte(text);
   if (bad_byte != std::string_view::npos) {
@@ -58,4 +58,4 @@ std::string JsonForMessage(const nlohmann::json& value) {
   return text;
 }
 
-}  // namespace slotserve::models
+}  // namespace slotserve::base

@@ -1,4 +1,4 @@
-#include "models/json_fields.h"
+#include "base/json_fields.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,10 +6,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/json_document.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
 
-namespace slotserve::models {
+namespace slotserve::base {
 
 JsonFields::JsonFields(const nlohmann::json& object, std::string source, std::string path_prefix)
     : object_(object), source_(std::move(source)), path_prefix_(std::move(path_prefix)) {}
@@ -119,4 +119,4 @@ absl::Status JsonFields::RefuseUnknownKeys(const std::vector<std::string>& known
   return absl::OkStatus();
 }
 
-}  // namespace slotserve::models
+}  // namespace slotserve::base

@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "nlohmann/json.hpp"
 
-namespace slotserve::models {
+namespace slotserve::base {
 
 class JsonFields {
  public:
@@ -48,4 +48,4 @@ class JsonFields {
   std::string path_prefix_;
 };
 
-}  // namespace slotserve::models
+}  // namespace slotserve::base
