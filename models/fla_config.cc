@@ -44,9 +44,8 @@ const std::set<std::string_view>& HuggingFaceKeys() {
 
 // Fields that only select a kernel or a training loss in fla: same inference math.
 const std::set<std::string_view>& KernelChoiceKeys() {
-  static const std::set<std::string_view> keys = {"fuse_norm",          "fuse_swiglu",
-                                                  "fuse_cross_entropy", "fuse_linear_cross_entropy",
-                                                  "use_l2warp",         "max_position_embeddings"};
+  static const std::set<std::string_view> keys = {"fuse_norm", "fuse_swiglu", "fuse_cross_entropy",
+                                                  "fuse_linear_cross_entropy", "use_l2warp"};
   return keys;
 }
 
@@ -73,6 +72,8 @@ json AbcDefaults() {
           {"attn", nullptr},
           {"bos_token_id", 1},
           {"eos_token_id", 2},
+          // fla's models have no position limit; the trained context, served as the longest.
+          {"max_position_embeddings", nullptr},
           {"tie_word_embeddings", false},
           {"vocab_size", 32000},
           {"attnres_block_size", nullptr}};
@@ -102,6 +103,8 @@ json GsaDefaults() {
           {"attn", nullptr},
           {"bos_token_id", 1},
           {"eos_token_id", 2},
+          // fla's models have no position limit; the trained context, served as the longest.
+          {"max_position_embeddings", nullptr},
           {"tie_word_embeddings", false},
           {"vocab_size", 32000},
           {"attnres_block_size", nullptr},
@@ -296,6 +299,10 @@ absl::StatusOr<FlaConfig> Resolve(FlaModelType type, const json& values,
   c.mlp_norm_eps = c.norm_first ? kLegacyMlpNormEps : c.norm_eps;
   SLOTSERVE_ASSIGN_OR_RETURN(c.bos_token_id, f.TokenId("bos_token_id", c.vocab_size));
   SLOTSERVE_ASSIGN_OR_RETURN(c.eos_token_id, f.TokenId("eos_token_id", c.vocab_size));
+  if (!f.IsNull("max_position_embeddings")) {
+    SLOTSERVE_ASSIGN_OR_RETURN(c.max_position_embeddings,
+                               f.PositiveInt("max_position_embeddings", INT32_MAX));
+  }
   return c;
 }
 

@@ -38,6 +38,8 @@ absl::StatusOr<engine::RequestId> GenerationGateway::Submit(
       ParseGenerateRequest(request, scheduler_.tokenizer(), scheduler_.model_config().bos_id,
                            scheduler_.model_config().vocab_size, DeadlineFromGrpc(deadline));
   if (parsed.ok()) {
+    engine::ApplySamplingDefaults(scheduler_.options().sampling_defaults,
+                                  SampledFieldsOf(request.sampling()), &*parsed);
     if (absl::Status source =
             ParseSource(request, scheduler_.tokenizer(), scheduler_.model_config().eos_id,
                         scheduler_.model_config().vocab_size, &*parsed);

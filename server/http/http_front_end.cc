@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/http/metrics_route.h"
+#include "server/http/model_object.h"
 #include "server/http/openai_errors.h"
 #include "server/http/request_authentication.h"
 #include "server/http/tokenize_routes.h"
@@ -89,8 +90,7 @@ void HttpFrontEnd::AddRoutes(httplib::Server& server,
               v1([this](const httplib::Request& request, httplib::Response& response) {
                 generations_.Handle(Endpoint::kChat, request, response);
               }));
-  const nlohmann::ordered_json model_object = {
-      {"id", model_.name}, {"object", "model"}, {"created", created_}, {"owned_by", "slotserve"}};
+  const nlohmann::ordered_json model_object = ModelObject(model_, created_);
   server.Get("/v1/models", v1([model_object](const httplib::Request&, httplib::Response& response) {
                SendJson(
                    {{"object", "list"}, {"data", nlohmann::ordered_json::array({model_object})}},

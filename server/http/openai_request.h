@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include "absl/status/statusor.h"
 #include "engine/generation_request.h"
+#include "engine/sampling_defaults.h"
 #include "engine/tokenizer.h"
 #include "server/http/chat_template.h"
 #include "server/http/json_params.h"
@@ -36,6 +37,12 @@ struct ServedModel {
   bool seq2seq = false;
   int eos_id = -1;                // ends a text source
   int64_t max_prompt_tokens = 0;  // --max-prompt-tokens: /tokenize's max_model_len
+  // generation_config.json's defaults for the sampling parameters a request leaves out, and
+  // every id that ends generation (engine::Scheduler::eos_ids): GET /v1/models shows both.
+  engine::SamplingDefaults sampling_defaults = {};
+  std::vector<int32_t> eos_ids = {};
+  // engine::Scheduler::max_context: GET /v1/models' max_model_len (vLLM's name).
+  int64_t max_context = 0;
 };
 
 // As OpenAI's legacy completions API (and vLLM's): max_tokens when the request sets none.

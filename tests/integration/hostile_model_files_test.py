@@ -236,6 +236,14 @@ def tokenizer_garbage(d):
     (d / "tokenizer.model").write_bytes(b"\x00\x01garbage, not a SentencePiece model" * 10)
 
 
+def generation_config_text(text):
+    """Writes generation_config.json (read by --generation-config auto, the default)."""
+    def spoil(d):
+        (d / "generation_config.json").write_text(text)
+    spoil.__name__ = "generation_config_text"
+    return spoil
+
+
 # (name, spoiler, words that must all appear in the message)
 CASES = [
     ("truncated data", truncate_data, ["model.safetensors"]),
@@ -282,6 +290,22 @@ CASES = [
     ("tokenizer larger than vocab_size", tokenizer_larger_than_vocab,
      ["tokenizer.model", "4000 pieces", "vocab_size is 400"]),
     ("tokenizer.model is garbage", tokenizer_garbage, ["tokenizer.model"]),
+    ("generation_config: truncated JSON", generation_config_text('{"eos_token_id": [2,'),
+     ["generation_config.json"]),
+    ("generation_config: not an object", generation_config_text("[2, 3]"),
+     ["generation_config.json", "JSON object"]),
+    ("generation_config: eos_token_id outside the vocabulary",
+     generation_config_text('{"eos_token_id": [2, 1000000]}'),
+     ["generation_config.json", "eos_token_id[1]", "1000000"]),
+    ("generation_config: eos_token_id a string", generation_config_text('{"eos_token_id": "</s>"}'),
+     ["generation_config.json", "eos_token_id", "</s>"]),
+    ("generation_config: temperature a string", generation_config_text('{"temperature": "hot"}'),
+     ["generation_config.json", "temperature", "hot"]),
+    ("generation_config: top_p above 1", generation_config_text('{"top_p": 1.5}'),
+     ["generation_config.json", "top_p", "1.5"]),
+    ("generation_config: repetition_penalty 0",
+     generation_config_text('{"repetition_penalty": 0}'),
+     ["generation_config.json", "repetition_penalty"]),
 ]
 
 
