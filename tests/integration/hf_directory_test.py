@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""A Hugging Face directory as downloaded, served as it is (issue 53): a random-weight fla GSA
+checkpoint with fla-hub's 32,000-token vocabulary, written by the existing maker
+(slotserve_ref.fla.make_scale_checkpoint --shape gsa-tiny-32k), plus a generation_config.json as
+HF writes one (an eos_token_id list, do_sample false, a repetition_penalty, keys that have no
+effect). Checked through the real server over HTTP and gRPC (the Python client):
+
+- GET /v1/models and gRPC ModelInfo show every eos id and the effective sampling defaults;
+- an id of the eos list ends generation as eos ("stop" over HTTP), under min_tokens only once
+  they are generated, and not at all with ignore_eos; forced by logit_bias +100, so the random
+  weights do not matter;
+- a request that sets no sampling option gets the file's defaults (greedy with its penalty):
+  its tokens equal those of the request that sets them itself, over HTTP and gRPC; a request's
+  own value wins; beam search (greedy by definition) is left alone;
+- --generation-config vllm ignores the file: the model's eos alone, the built-in defaults;
+- config.json's max_position_embeddings is the served context (fla's models have no limit of
+  their own): /v1/models' max_model_len and ModelInfo's max_context_tokens, a longer prompt
+  refused, generation ending there.
+
+Usage: hf_directory_test.py SERVER_BINARY (run by the Python with Debian's torch: the maker's)
+Prints one line per check and exits non-zero on the first failure.
+"""
+import http.client
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from loopback_server import fail, post_completion, start_server  # noqa: E402
+
+import slotserve  # noqa: E402  (the Python client; PYTHONPATH from ctest)
+
+GENERATION_CONFIG = {
+    "_from_model_config": True, "bos_token_id": 1, "eos_token_id": [2, 31999, 7],
+    "pad_token_id": 0, "max_length": 4096, "do_sample": False, "repetition_penalty": 1.25,
+    "top_p": 0.5, "transformers_version": "4.48.0",
+}
+EOS_IDS = [2, 7, 31999]  # config.json's 2 and the file's list, sorted
+MAX_CONTEXT = 2048
+PROMPT = [1, 450, 4996, 17354, 1701, 29916]  # ids only: no tokenizer is needed here
+
+
+def check(condition, message):
+    if not condition:
+        fail(message)
+    print(f"ok    {message}")
+
+
+def make_directory(out):
+    root = Path(__file__).resolve().parents[2]
+    subprocess.run([sys.executable, "-m", "slotserve_ref.fla.make_scale_checkpoint", str(out),
+                    "--shape", "gsa-tiny-32k", "--shards", "1"],
+                   check=True, env={**os.environ, "PYTHONPATH": str(root / "python")},
+                   stdout=subprocess.DEVNULL)
+    (out / "generation_config.json").write_text(json.dumps(GENERATION_CONFIG, indent=2))
+    # As fla-hub's configs carry it: the context trained for, served as the longest.
+    config = json.loads((out / "config.json").read_text())
+    config["max_position_embeddings"] = MAX_CONTEXT
+    (out / "config.json").write_text(json.dumps(config, indent=2))
+
+
+def get_json(port, path):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    body = response.read().decode()
+    if response.status != 200:
+        fail(f"GET {path}: HTTP {response.status}: {body}")
+    return json.loads(body)
+
+
+def complete(port, **options):
+    body = {"prompt": PROMPT, "max_tokens": 6, "return_token_ids": True, **options}
+    choice = json.loads(post_completion(port, body))["choices"][0]
+    return choice["token_ids"], choice["finish_reason"]
+
+
+def close(a, b):
+    return abs(a - b) < 1e-6
+
+
+def check_max_context(port):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("POST", "/v1/completions",
+                       json.dumps({"prompt": [5] * (MAX_CONTEXT + 1), "max_tokens": 1}),
+                       {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    body = response.read().decode()
+    check(response.status == 400 and f"at most {MAX_CONTEXT}" in body,
+          f"a prompt of {MAX_CONTEXT + 1} tokens is refused naming {MAX_CONTEXT}: {body[:160]}")
+    ids, reason = complete(port, prompt=[5] * (MAX_CONTEXT - 2), max_tokens=10, ignore_eos=True)
+    check(len(ids) == 3 and reason == "length",
+          f"a prompt of {MAX_CONTEXT - 2} tokens generates 3 and ends at the context ({reason})")
+
+
+def check_auto(server, model_dir):
+    process, http_port, grpc_port = start_server(server, model_dir, "--max-slots=4")
+    try:
+        model = get_json(http_port, "/v1/models")["data"][0]
+        check(model["eos_token_ids"] == EOS_IDS,
+              f"auto: /v1/models eos_token_ids {model['eos_token_ids']} == {EOS_IDS}")
+        defaults = model["default_sampling"]
+        check(defaults["temperature"] == 0 and defaults["top_k"] == 0 and
+              defaults["top_p"] == 1 and defaults["min_p"] == 0 and
+              close(defaults["repetition_penalty"], 1.25),
+              f"auto: /v1/models default_sampling {defaults} is greedy (do_sample false drops "
+              "top_p) with repetition_penalty 1.25")
+        client = slotserve.Client(f"127.0.0.1:{grpc_port}")
+        info = client.info()
+        check(list(info.eos_ids) == EOS_IDS and info.eos_id == 2,
+              f"auto: ModelInfo eos_ids {list(info.eos_ids)}, eos_id {info.eos_id}")
+        sampling = info.default_sampling
+        check(sampling.temperature == 0 and sampling.top_k == 0 and sampling.top_p == 1 and
+              close(sampling.repetition_penalty, 1.25),
+              "auto: ModelInfo default_sampling is greedy with repetition_penalty 1.25")
+
+        check(model["max_model_len"] == MAX_CONTEXT and info.max_context_tokens == MAX_CONTEXT,
+              f"auto: max_model_len {model['max_model_len']} and max_context_tokens "
+              f"{info.max_context_tokens} are max_position_embeddings")
+        check_max_context(http_port)
+        for eos in EOS_IDS:
+            ids, reason = complete(http_port, logit_bias={str(eos): 100})
+            check(ids == [eos] and reason == "stop",
+                  f"auto: eos id {eos} forced ends the completion at once ({ids}, {reason})")
+        ids, reason = complete(http_port, logit_bias={"31999": 100}, min_tokens=3)
+        check(len(ids) == 4 and ids[-1] == 31999 and 31999 not in ids[:3] and reason == "stop",
+              f"auto: min_tokens 3 masks eos id 31999 until three tokens exist ({ids})")
+        ids, reason = complete(http_port, logit_bias={"7": 100}, ignore_eos=True)
+        check(ids == [7] * 6 and reason == "length",
+              f"auto: ignore_eos generates eos id 7 on to the limit ({ids}, {reason})")
+        result = client.complete(PROMPT, max_new_tokens=6, logit_bias={31999: 100})
+        check(result.token_ids == [31999] and result.finished.finish_reason == "eos",
+              f"auto: gRPC ends at eos id 31999 ({result.token_ids}, "
+              f"{result.finished.finish_reason})")
+
+        unset, _ = complete(http_port, seed=1)
+        explicit, _ = complete(http_port, seed=2, temperature=0, repetition_penalty=1.25)
+        check(unset == explicit,
+              f"auto: HTTP unset options = temperature 0, repetition_penalty 1.25 ({unset})")
+        unpenalised, _ = complete(http_port, seed=2, temperature=0, repetition_penalty=1)
+        own, _ = complete(http_port, seed=5, repetition_penalty=1)
+        check(own == unpenalised,
+              f"auto: a request's own repetition_penalty wins over the default ({own})")
+        grpc_unset = client.complete(PROMPT, max_new_tokens=6, seed=3).token_ids
+        check(grpc_unset == unset, f"auto: gRPC unset options give HTTP's tokens ({grpc_unset})")
+        beam = json.loads(post_completion(http_port, {
+            "prompt": PROMPT, "max_tokens": 4, "use_beam_search": True, "best_of": 2}))
+        check(len(beam["choices"]) == 1,
+              "auto: beam search is served beside a default repetition_penalty")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def check_vllm(server, model_dir):
+    process, http_port, grpc_port = start_server(server, model_dir, "--max-slots=4",
+                                                 "--generation-config=vllm")
+    try:
+        model = get_json(http_port, "/v1/models")["data"][0]
+        check(model["eos_token_ids"] == [2],
+              f"vllm: /v1/models eos_token_ids {model['eos_token_ids']} == [2] (config.json's)")
+        defaults = model["default_sampling"]
+        check(defaults == {"temperature": 1, "top_k": 0, "top_p": 1, "min_p": 0,
+                           "repetition_penalty": 1},
+              f"vllm: /v1/models default_sampling {defaults} is the built-in one")
+        ids, reason = complete(http_port, logit_bias={"31999": 100})
+        check(ids == [31999] * 6 and reason == "length",
+              f"vllm: 31999 no longer ends generation ({ids}, {reason})")
+        unset, _ = complete(http_port, seed=11)
+        explicit, _ = complete(http_port, seed=11, temperature=1, repetition_penalty=1)
+        check(unset == explicit, f"vllm: unset options are temperature 1, no penalty ({unset})")
+        info = slotserve.Client(f"127.0.0.1:{grpc_port}").info()
+        check(list(info.eos_ids) == [2] and info.default_sampling.temperature == 1,
+              "vllm: ModelInfo shows the model's eos alone and temperature 1")
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def main():
+    if len(sys.argv) != 2:
+        print(__doc__)
+        return 2
+    server = sys.argv[1]
+    with tempfile.TemporaryDirectory(prefix="hf-directory-") as tmp:
+        model_dir = Path(tmp) / "gsa-tiny-32k"
+        make_directory(model_dir)
+        check_auto(server, model_dir)
+        check_vllm(server, model_dir)
+    print("all passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
