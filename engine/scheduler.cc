@@ -530,8 +530,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
   const int vocab_size = model->config().vocab_size;
   if (tokenizer != nullptr && tokenizer->piece_count() > vocab_size) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tokenizer.model has ", tokenizer->piece_count(), " pieces but the model's vocab_size is ",
-        vocab_size, "; they must match (pieces <= vocab)"));
+        "the tokenizer (tokenizer.model, or tokenizer.json without one) has ",
+        tokenizer->piece_count(), " pieces but the model's vocab_size is ", vocab_size,
+        ": it may have fewer ids than the model embeds (padded vocabularies), never more"));
   }
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::vector<int32_t> eos_ids,

