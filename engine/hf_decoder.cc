@@ -85,6 +85,11 @@ absl::Status Decoder::AddSteps(const Json& value, std::string_view path) {
       return JsonError(JsonPath(path, "stop"),
                        "must be 0 after a Fuse (the end of a streamed sequence is not known)");
     }
+    if (counts[0] > 1) {
+      // One strip is streamed exactly (Tokenizer::EndsSequenceStart); more are not needed by
+      // any known file.
+      return JsonError(JsonPath(path, "start"), "must be 0 or 1 after a Fuse");
+    }
     if (start_count_ > 0 && start_content_ != *content) {
       return JsonError(JsonPath(path, "content"), "differs from an earlier start strip");
     }
