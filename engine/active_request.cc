@@ -21,8 +21,9 @@ ActiveRequest::ActiveRequest(RequestId id, GenerationRequest request,
                       request_.stopping.stop_token_ids.end()),
       masked_before_min_new_(request_.stopping.stop_token_ids),
       submitted_(submitted) {
-  if (limits_.eos_id >= 0 && !request_.stopping.ignore_eos) {
-    masked_before_min_new_.push_back(limits_.eos_id);
+  if (!request_.stopping.ignore_eos) {
+    masked_before_min_new_.insert(masked_before_min_new_.end(), limits_.eos_ids.begin(),
+                                  limits_.eos_ids.end());
   }
   if (request_.n > 1) fork_stage_ = ForkStage::kParent;
 }
@@ -115,7 +116,7 @@ void ActiveRequest::HoldBeamSlots(std::vector<int> spare_slots) {
                        static_cast<int64_t>(request_.prompt_ids.size()) + 1;
   options.max_length = static_cast<int>(std::min<int64_t>(limits_.max_new_tokens, room));
   options.min_length = static_cast<int>(stopping.min_new_tokens);
-  options.eos_id = stopping.ignore_eos ? -1 : limits_.eos_id;
+  if (!stopping.ignore_eos) options.eos_ids = limits_.eos_ids;
   options.stop_token_ids = stopping.stop_token_ids;
   std::vector<int> slots = {slot_};
   slots.insert(slots.end(), spare_slots.begin(), spare_slots.end());
@@ -176,7 +177,8 @@ ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,
 
   std::optional<FinishReason>& finish = outcome.finish;
   if (!before_min_new) {
-    if (token == limits_.eos_id && !request_.stopping.ignore_eos) {
+    if (!request_.stopping.ignore_eos &&
+        std::ranges::find(limits_.eos_ids, token) != limits_.eos_ids.end()) {
       finish = FinishReason::kEos;
     } else if (stop_token_ids_.contains(token)) {
       finish = FinishReason::kStopToken;

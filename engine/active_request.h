@@ -25,8 +25,10 @@ namespace slotserve::engine {
 // What the model needs to know to decide when a request must end.
 struct StopLimits {
   int32_t max_new_tokens = 0;  // already resolved (0 replaced by the default)
-  int32_t eos_id = -1;         // -1: the model has none
-  int64_t max_positions = 0;   // the model's longest sequence
+  // The ids that end generation as eos: the model's, generation_config.json's and the
+  // tokenizer's (SchedulerOptions::extra_eos_ids); empty when the model has none.
+  std::vector<int32_t> eos_ids;
+  int64_t max_positions = 0;  // the model's longest sequence
 };
 
 class ActiveRequest {

@@ -21,8 +21,13 @@ double BeamSearch::Score(double logprob_sum, int length, double length_penalty) 
   return logprob_sum / std::pow(static_cast<double>(length), length_penalty);
 }
 
+bool BeamSearch::IsEosToken(int32_t token) const {
+  return std::find(options_.eos_ids.begin(), options_.eos_ids.end(), token) !=
+         options_.eos_ids.end();
+}
+
 bool BeamSearch::IsEndToken(int32_t token) const {
-  if (options_.eos_id >= 0 && token == options_.eos_id) return true;
+  if (IsEosToken(token)) return true;
   return std::find(options_.stop_token_ids.begin(), options_.stop_token_ids.end(), token) !=
          options_.stop_token_ids.end();
 }
@@ -75,7 +80,7 @@ BeamStepPlan BeamSearch::Advance(std::span<const double> logprob_rows, int vocab
     ids.push_back(candidate.token);
     const int length = static_cast<int>(ids.size());
     std::optional<FinishReason> reason;
-    if (options_.eos_id >= 0 && candidate.token == options_.eos_id) {
+    if (IsEosToken(candidate.token)) {
       reason = FinishReason::kEos;
     } else if (IsEndToken(candidate.token)) {
       reason = FinishReason::kStopToken;

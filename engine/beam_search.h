@@ -11,7 +11,7 @@
 //     then the lower token id; tokens with a non-finite logprob, and eos / stop tokens before
 //     min_length, are never picked). The best `width - finished` pairs are kept: that is, a
 //     finished hypothesis keeps its place in the beam, and the live beam shrinks.
-//   - A kept pair whose token is eos (when eos_id >= 0), a stop token, or reaches max_length
+//   - A kept pair whose token is one of eos_ids, a stop token, or reaches max_length
 //     tokens finishes (in that order of reasons); its score is logprob_sum / length^
 //     length_penalty. The rest are the new live hypotheses, in rank order.
 //   - Copy plan: a parent's first surviving child stays in the parent's slot (no copy); each
@@ -40,9 +40,11 @@ struct BeamSearchOptions {
   int width = 1;
   int n_best = 1;  // in [1, width]
   double length_penalty = 0.0;
-  int max_length = 1;   // a hypothesis reaching this many tokens ends (kLength); >= 1
-  int min_length = 0;   // before this many tokens, eos and stop tokens cannot be picked
-  int32_t eos_id = -1;  // -1: no eos ending (the model has none, or ignore_eos)
+  int max_length = 1;  // a hypothesis reaching this many tokens ends (kLength); >= 1
+  int min_length = 0;  // before this many tokens, eos and stop tokens cannot be picked
+  // The ids that end a hypothesis as eos (the model's, generation_config.json's, the
+  // tokenizer's); empty: no eos ending (the model has none, or ignore_eos).
+  std::vector<int32_t> eos_ids;
   std::vector<int32_t> stop_token_ids;
 };
 
@@ -95,7 +97,8 @@ class BeamSearch {
     int32_t token = 0;
   };
   std::vector<Candidate> RankCandidates(std::span<const double> rows, int vocab, int keep) const;
-  bool IsEndToken(int32_t token) const;
+  bool IsEosToken(int32_t token) const;
+  bool IsEndToken(int32_t token) const;  // eos or a stop token
   // The best score any descendant of `live` could reach.
   double ScoreBound(const Hypothesis& live) const;
   bool NoLiveCanImprove() const;

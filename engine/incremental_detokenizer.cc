@@ -12,10 +12,11 @@ void IncrementalDetokenizer::Prime(std::span<const int32_t> prompt_ids) {
 
 std::string IncrementalDetokenizer::Push(int32_t id) {
   const std::string_view bytes = tokenizer_->TokenBytes(id, at_sequence_start_);
-  // As SentencePiece's decoder: the sequence start lasts until text appears, so after a
-  // lone "▁" (which yields nothing there) the next piece's leading space is dropped too.
-  // (Found by tests/fuzz/fuzz_detokenizer; regression test in tests/unit/engine.)
-  if (!bytes.empty()) at_sequence_start_ = false;
+  // As the tokenizer's decoder: SentencePiece's start lasts until text appears, so after a
+  // lone "▁" (which yields nothing there) the next piece's leading space is dropped too
+  // (found by tests/fuzz/fuzz_detokenizer; regression test in tests/unit/engine), while
+  // tokenizer.json's decoders strip one space only (Tokenizer::EndsSequenceStart).
+  if (at_sequence_start_ && tokenizer_->EndsSequenceStart(id)) at_sequence_start_ = false;
   if (bytes.empty()) return {};
   pending_.append(bytes);
   return TakeCompleteCharacters(/*at_end=*/false);

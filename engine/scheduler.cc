@@ -1,5 +1,6 @@
 #include "engine/scheduler.h"
 
+#include <algorithm>
 #include <deque>
 #include <mutex>
 #include <optional>
@@ -12,6 +13,7 @@
 #include "base/status_macros.h"
 #include "engine/active_request.h"
 #include "engine/ending_status.h"
+#include "engine/eos_ids.h"
 #include "engine/in_memory_session_store.h"
 #include "engine/prefix_cache.h"
 #include "engine/request_preparation.h"
@@ -65,6 +67,10 @@ absl::Status SchedulerOptions::Validate() const {
         absl::StrCat("prefix_block and prefix_cache_bytes must be >= 0 (0 = off), got ",
                      prefix_block, " and ", prefix_cache_bytes));
   }
+  if (max_context_tokens < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_context_tokens must be >= 0 (0 = the model's), got ", max_context_tokens));
+  }
   if (max_stop_sequences < 0 || max_top_logprobs < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("max_stop_sequences and max_top_logprobs must be >= 0, got ",
@@ -80,9 +86,10 @@ class Scheduler::Impl final : private RequestFinisher {
  public:
   Impl(std::unique_ptr<models::LanguageModel> model, const Tokenizer* tokenizer,
        const SchedulerOptions& options, EngineObserver* observer,
-       std::unique_ptr<models::StateArena> arena)
+       std::unique_ptr<models::StateArena> arena, std::vector<int32_t> eos_ids)
       : model_(std::move(model)),
         tokenizer_(tokenizer),
+        eos_ids_(std::move(eos_ids)),
         options_(options),
         observer_(observer != nullptr ? *observer : NoObserver()),
         limits_(MakeRequestLimits(*model_, tokenizer, options)),
@@ -145,7 +152,7 @@ class Scheduler::Impl final : private RequestFinisher {
           PreparedRequest& ready = prepared[index];
           StopLimits stop_limits;
           stop_limits.max_new_tokens = EffectiveMaxNewTokens(ready.request.stopping, limits_);
-          stop_limits.eos_id = model_->config().eos_id;
+          stop_limits.eos_ids = eos_ids_;
           stop_limits.max_positions = limits_.max_positions;
           const uint64_t seed = ready.request.sampling.seed.value_or(MixBits(seed_base_ + id));
           auto active =
@@ -185,6 +192,8 @@ class Scheduler::Impl final : private RequestFinisher {
   const SchedulerOptions& options() const { return options_; }
   const models::LanguageModel& model() const { return *model_; }
   const Tokenizer* tokenizer() const { return tokenizer_; }
+  const std::vector<int32_t>& eos_ids() const { return eos_ids_; }
+  int64_t max_context() const { return limits_.max_positions; }
 
  private:
   static RequestLimits MakeRequestLimits(const models::LanguageModel& model,
@@ -192,7 +201,10 @@ class Scheduler::Impl final : private RequestFinisher {
                                          const SchedulerOptions& options) {
     RequestLimits limits;
     limits.vocab_size = model.config().vocab_size;
-    limits.max_positions = model.max_positions();
+    limits.max_positions =
+        options.max_context_tokens > 0
+            ? std::min<int64_t>(model.max_positions(), options.max_context_tokens)
+            : model.max_positions();
     limits.max_prompt_tokens = options.max_prompt_tokens;
     limits.default_max_new_tokens = options.default_max_new_tokens;
     limits.max_new_tokens_limit = options.max_new_tokens_limit;
@@ -484,6 +496,7 @@ class Scheduler::Impl final : private RequestFinisher {
   // Immutable after construction.
   const std::unique_ptr<models::LanguageModel> model_;
   const Tokenizer* const tokenizer_;
+  const std::vector<int32_t> eos_ids_;  // eos_ids.h: the model's, the tokenizer's, extra_eos_ids
   const SchedulerOptions options_;
   EngineObserver& observer_;
   const RequestLimits limits_;
@@ -519,9 +532,14 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
   const int vocab_size = model->config().vocab_size;
   if (tokenizer != nullptr && tokenizer->piece_count() > vocab_size) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "tokenizer.model has ", tokenizer->piece_count(), " pieces but the model's vocab_size is ",
-        vocab_size, "; they must match (pieces <= vocab)"));
+        "the tokenizer (tokenizer.model, or tokenizer.json without one) has ",
+        tokenizer->piece_count(), " pieces but the model's vocab_size is ", vocab_size,
+        ": it may have fewer ids than the model embeds (padded vocabularies), never more"));
   }
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      std::vector<int32_t> eos_ids,
+      EosIdSet(model->config().eos_id, tokenizer != nullptr ? tokenizer->eos_id() : -1,
+               options.extra_eos_ids, vocab_size));
   absl::StatusOr<std::unique_ptr<models::StateArena>> arena =
       model->AllocateStatesSharingCrossMemories(options.max_slots, options.max_cross_memories > 0
                                                                        ? options.max_cross_memories
@@ -532,8 +550,8 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(
         absl::StrCat("allocating ", options.max_slots, " state slots of ",
                      model->state_bytes_per_request(), " bytes: ", arena.status().message()));
   }
-  auto impl =
-      std::make_unique<Impl>(std::move(model), tokenizer, options, observer, std::move(*arena));
+  auto impl = std::make_unique<Impl>(std::move(model), tokenizer, options, observer,
+                                     std::move(*arena), std::move(eos_ids));
   return std::unique_ptr<Scheduler>(new Scheduler(std::move(impl)));
 }
 
@@ -566,5 +584,7 @@ int64_t Scheduler::state_bytes_per_request() const {
 }
 kernels::Backend Scheduler::backend() const { return impl_->model().backend(); }
 const Tokenizer* Scheduler::tokenizer() const { return impl_->tokenizer(); }
+const std::vector<int32_t>& Scheduler::eos_ids() const { return impl_->eos_ids(); }
+int64_t Scheduler::max_context() const { return impl_->max_context(); }
 
 }  // namespace slotserve::engine

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -28,6 +29,7 @@
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
 #include "engine/request_preparation.h"
+#include "engine/sampling_defaults.h"
 #include "engine/session_store.h"
 #include "engine/step_latency_budget.h"
 #include "engine/tokenizer.h"
@@ -48,6 +50,10 @@ struct SchedulerOptions {
   int default_max_new_tokens = 128;  // used when StoppingOptions::max_new_tokens is 0
   int max_new_tokens_limit = 4096;   // larger max_new_tokens are refused
   int max_prompt_tokens = 8192;      // longer prompts are refused
+  // The served longest context (prompt + generated tokens) when below the model's own
+  // (LanguageModel::max_positions): for a model with no limit of its own (fla's), a Hugging
+  // Face directory's max_position_embeddings. 0 = the model's.
+  int64_t max_context_tokens = 0;
   int max_stop_sequences = 16;
   int max_stop_sequence_bytes = 256;
   int max_top_logprobs = 20;
@@ -75,6 +81,12 @@ struct SchedulerOptions {
   // No effect (kept so callers that set it still compile): every token is selected by the
   // sampling op where the model's logits are (device_sampling.h).
   DeviceSampling device_sampling = DeviceSampling::kAuto;
+  // Ids that end a request as eos beside the model's eos_id and the tokenizer's eos
+  // (eos_ids.h): generation_config.json's eos_token_id list. Each must be in the vocabulary.
+  std::vector<int32_t> extra_eos_ids;
+  // What a request's unset sampling fields become (sampling_defaults.h). The front ends apply
+  // them as they parse; the engine only carries them for them and ModelInfo.
+  SamplingDefaults sampling_defaults;
 
   // INVALID_ARGUMENT naming the first bad field ("max_slots must be > 0, got 0").
   absl::Status Validate() const;
@@ -137,6 +149,10 @@ class Scheduler {
   const SchedulerOptions& options() const;
   // The model's description; immutable, safe from any thread.
   const models::ModelConfig& model_config() const;
+  // The longest context a request may reach: the model's, or max_context_tokens below it.
+  int64_t max_context() const;
+  // Every id that ends a request as eos (eos_ids.h), sorted; empty when there is none.
+  const std::vector<int32_t>& eos_ids() const;
   int64_t state_bytes_per_request() const;
   // Encoder–decoder models' shape (source limit, state parts); null for decoder-only ones.
   const models::Seq2seqShape* seq2seq() const;

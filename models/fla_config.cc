@@ -46,9 +46,8 @@ const std::set<std::string_view>& HuggingFaceKeys() {
 
 // Fields that only select a kernel or a training loss in fla: same inference math.
 const std::set<std::string_view>& KernelChoiceKeys() {
-  static const std::set<std::string_view> keys = {"fuse_norm",          "fuse_swiglu",
-                                                  "fuse_cross_entropy", "fuse_linear_cross_entropy",
-                                                  "use_l2warp",         "max_position_embeddings"};
+  static const std::set<std::string_view> keys = {"fuse_norm", "fuse_swiglu", "fuse_cross_entropy",
+                                                  "fuse_linear_cross_entropy", "use_l2warp"};
   return keys;
 }
 
@@ -141,6 +140,10 @@ absl::StatusOr<FlaConfig> Resolve(const FlaMixerFamily& family, const json& valu
   c.mlp_norm_eps = c.norm_first ? kLegacyMlpNormEps : c.norm_eps;
   SLOTSERVE_ASSIGN_OR_RETURN(c.bos_token_id, f.TokenId("bos_token_id", c.vocab_size));
   SLOTSERVE_ASSIGN_OR_RETURN(c.eos_token_id, f.TokenId("eos_token_id", c.vocab_size));
+  if (!f.IsNull("max_position_embeddings")) {
+    SLOTSERVE_ASSIGN_OR_RETURN(c.max_position_embeddings,
+                               f.PositiveInt("max_position_embeddings", INT32_MAX));
+  }
   return c;
 }
 

@@ -51,6 +51,9 @@ struct FlaConfig {
   bool norm_first = false;  // gsa legacy layout: norms inside attn and mlp
   int bos_token_id = -1;    // -1: none
   int eos_token_id = -1;
+  // The context the checkpoint was trained for, when config.json says (null or absent: 0).
+  // The model itself has no position limit; the server serves this as its longest context.
+  int max_position_embeddings = 0;
 
   int head_k_dim() const { return key_dim / num_heads; }
   int head_v_dim() const { return value_dim / num_heads; }

@@ -63,6 +63,8 @@ json FlaGsaDefaults() {
           {"attn", nullptr},
           {"bos_token_id", 1},
           {"eos_token_id", 2},
+          // fla's models have no position limit; the trained context, served as the longest.
+          {"max_position_embeddings", nullptr},
           {"tie_word_embeddings", false},
           {"vocab_size", 32000},
           {"attnres_block_size", nullptr},

@@ -10,6 +10,8 @@ packages=(
   # The HTTP API and the metrics endpoint (server/http/).
   libcpp-httplib-dev
   libsentencepiece-dev sentencepiece libopenblas-dev nlohmann-json3-dev libssl-dev
+  # Unicode data for tokenizer.json's normalizers and word patterns (engine/hf_unicode.cc).
+  libicu-dev
   # The TLS tests make their certificates with the openssl command at run time.
   openssl
   # The shared session store (--session-store redis://): the client library, and the server
@@ -39,6 +41,9 @@ if [ "${SLOTSERVE_SKIP_DEPLOY_CHECKS:-0}" != 1 ]; then
   "$(dirname "$0")/../tests/deploy/node-tools/install.sh" || true
   # The openai npm SDK for the HTTP API's client test (tests/integration/openai_sdk).
   "$(dirname "$0")/../tests/integration/openai_sdk/install.sh" || true
+  # Real tokenizer.json files and transformers.js' tokenizer, the tokenizer oracle
+  # (tests/unit/hf_tokenizer).
+  "$(dirname "$0")/../tests/unit/hf_tokenizer/install.sh" || true
 fi
 
 missing=()

@@ -41,6 +41,11 @@ ABSL_FLAG(std::string, model, "",
 ABSL_FLAG(std::string, served_model_name, "",
           "The model's name in the APIs (GET /v1/models, the \"model\" field requests must "
           "match, GetModelInfo, the build_info metric); default: the model directory's name");
+ABSL_FLAG(std::string, generation_config, "auto",
+          "auto: the model directory's generation_config.json, when present, adds its "
+          "eos_token_id list to the ids that end generation and gives its temperature, top_k, "
+          "top_p, min_p and repetition_penalty (do_sample false: greedy) to requests that set "
+          "none; vllm: the file is not read (the built-in defaults), as vLLM names it");
 ABSL_FLAG(std::string, listen, "0.0.0.0:50051",
           "gRPC address to listen on (port 0 picks a free port; the startup line shows it)");
 ABSL_FLAG(std::string, metrics_listen, "0.0.0.0:9464",
@@ -301,6 +306,12 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
   }
   config.served_model_name = absl::GetFlag(FLAGS_served_model_name);
   SLOTSERVE_RETURN_IF_ERROR(CheckServedModelName(config.served_model_name));
+  const std::string generation_config = absl::GetFlag(FLAGS_generation_config);
+  if (generation_config != "auto" && generation_config != "vllm") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--generation-config must be auto or vllm, got \"", generation_config, "\""));
+  }
+  config.use_generation_config = generation_config == "auto";
   config.listen_address = absl::GetFlag(FLAGS_listen);
   config.metrics_address = absl::GetFlag(FLAGS_metrics_listen);
   config.http_address = absl::GetFlag(FLAGS_http_listen);

@@ -29,6 +29,9 @@ struct ServerConfig {
   int threads = 0;                // OpenBLAS threads; 0 = OpenBLAS's own default
   bool int8_activations = false;  // --int8-activations (models/int8_activations.h)
   models::KvCacheDtype kv_cache_dtype = models::KvCacheDtype::kF32;  // --kv-cache-dtype
+  // --generation-config (vLLM's flag): "auto" = the model directory's generation_config.json
+  // gives eos ids and the sampling defaults of requests that set none; "vllm" = it is not read.
+  bool use_generation_config = true;
   absl::Duration drain_timeout;
   engine::SchedulerOptions scheduler;
   // --state-memory: the pool's slot count is derived from it once the model's state size is

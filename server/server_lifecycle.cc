@@ -17,15 +17,19 @@
 #include <grpcpp/health_check_service_interface.h>
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "base/compute_threads.h"
 #include "base/status_macros.h"
+#include "engine/sampling_defaults.h"
 #include "engine/scheduler.h"
 #include "engine/tokenizer.h"
 #include "grpc/health/v1/health.pb.h"
 #include "kernels/int8_packed_weights.h"
 #include "models/attention_kind.h"
+#include "models/fla_config.h"
+#include "models/generation_config.h"
 #include "models/int8_activations.h"
 #include "models/language_model.h"
 #include "models/model_fingerprint.h"
@@ -116,6 +120,23 @@ absl::StatusOr<std::unique_ptr<engine::Tokenizer>> LoadTokenizerIfPresent(
   return loaded;
 }
 
+// --generation-config auto: generation_config.json's eos ids and sampling defaults, when the
+// directory has one (a start-up line says what it gave).
+absl::Status ApplyGenerationConfig(const std::filesystem::path& model_dir, int vocab_size,
+                                   engine::SchedulerOptions* options) {
+  SLOTSERVE_ASSIGN_OR_RETURN(std::optional<models::GenerationConfig> generation,
+                             models::LoadGenerationConfig(model_dir, vocab_size));
+  if (!generation.has_value()) return absl::OkStatus();
+  options->extra_eos_ids = generation->eos_token_ids;
+  options->sampling_defaults = engine::SamplingDefaultsFrom(*generation);
+  std::fprintf(stderr,
+               "slotserve-server: generation_config.json: eos ids [%s], sampling defaults %s "
+               "(--generation-config vllm ignores the file)\n",
+               absl::StrJoin(generation->eos_token_ids, ", ").c_str(),
+               engine::DescribeSamplingDefaults(options->sampling_defaults).c_str());
+  return absl::OkStatus();
+}
+
 // The largest message the server takes: gRPC's usual 4 MiB, or room for one exported state
 // (the state, its header and its HMAC) when that is larger.
 int64_t MaxGrpcMessageBytes(int64_t state_bytes) {
@@ -182,6 +203,9 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   model.max_prompt_tokens = scheduler.options().max_prompt_tokens;
   model.system_fingerprint = system_fingerprint;
   model.root = ModelName(model_dir);
+  model.sampling_defaults = scheduler.options().sampling_defaults;
+  model.eos_ids = scheduler.eos_ids();
+  model.max_context = scheduler.max_context();
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
       http::HttpFrontEnd::Start(
@@ -308,6 +332,20 @@ absl::Status RunServer(const ServerConfig& config) {
       .state_dtype = models::StateDtypeCode(model->config()),
       .vocab_size = model->config().vocab_size};
   engine::SchedulerOptions scheduler_options = config.scheduler;
+  // An fla model has no position limit of its own: its config's trained context is served,
+  // else tokenizer_config.json's model_max_length (HF writes 1e30 for "unknown": 0 here).
+  if (const models::FlaConfig* fla = model->fla(); fla != nullptr) {
+    if (fla->max_position_embeddings > 0) {
+      scheduler_options.max_context_tokens = fla->max_position_embeddings;
+    } else if (tokenizer != nullptr && tokenizer->model_max_length() > 0 &&
+               tokenizer->model_max_length() <= std::numeric_limits<int32_t>::max()) {
+      scheduler_options.max_context_tokens = tokenizer->model_max_length();
+    }
+  }
+  if (config.use_generation_config) {
+    SLOTSERVE_RETURN_IF_ERROR(
+        ApplyGenerationConfig(model_dir, model->config().vocab_size, &scheduler_options));
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(scheduler_options.session_store,
                              MakeSessionStore(config, blob_identity));
   std::string pool_origin = config.max_slots_given ? "--max-slots" : "default --max-slots";

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "engine/sampling_defaults.h"
 #include "server/grpc/proto_field_names.h"
 #include "server/grpc/request_parsing.h"
 #include "server/grpc/source_parsing.h"
@@ -36,6 +37,8 @@ absl::StatusOr<engine::RequestId> SubmitGenerateRequest(
   absl::StatusOr<engine::GenerationRequest> parsed = ParseGenerateRequest(
       request, scheduler.tokenizer(), scheduler.model_config().bos_id, DeadlineFromGrpc(deadline));
   if (parsed.ok()) {
+    engine::ApplySamplingDefaults(scheduler.options().sampling_defaults,
+                                  SampledFieldsOf(request.sampling()), &*parsed);
     if (absl::Status source =
             ParseSource(request, scheduler.tokenizer(), scheduler.model_config().eos_id, &*parsed);
         !source.ok()) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "engine/sampling_defaults.h"
 #include "kernels/backend.h"
 #include "models/abc_controls.h"
 #include "models/attention_kind.h"
@@ -55,6 +56,15 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   info.set_backend(kernels::BackendName(scheduler.backend()));
   info.set_bos_id(config.bos_id);
   info.set_eos_id(config.eos_id);
+  for (const int32_t id : scheduler.eos_ids()) info.add_eos_ids(id);
+  info.set_max_context_tokens(scheduler.max_context());
+  const models::SamplingOptions sampling = engine::DefaultSampling(options.sampling_defaults);
+  v1::SamplingParams& default_sampling = *info.mutable_default_sampling();
+  default_sampling.set_temperature(sampling.temperature);
+  default_sampling.set_top_k(sampling.top_k);
+  default_sampling.set_top_p(sampling.top_p);
+  default_sampling.set_min_p(sampling.min_p);
+  default_sampling.set_repetition_penalty(sampling.repetition_penalty);
   info.set_max_prompt_tokens(options.max_prompt_tokens);
   info.set_max_new_tokens_limit(options.max_new_tokens_limit);
   info.set_default_max_new_tokens(options.default_max_new_tokens);

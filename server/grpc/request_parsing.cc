@@ -47,6 +47,14 @@ absl::StatusOr<engine::StoppingOptions> ParseStopping(const v1::StoppingParams& 
 
 }  // namespace
 
+engine::SampledFieldsSet SampledFieldsOf(const v1::SamplingParams& proto) {
+  return {.temperature = proto.has_temperature(),
+          .top_k = proto.top_k() != 0,
+          .top_p = proto.has_top_p(),
+          .min_p = proto.min_p() != 0.0f,
+          .repetition_penalty = proto.has_repetition_penalty()};
+}
+
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,
                                                                int bos_id, absl::Time deadline) {

@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "engine/generation_request.h"
+#include "engine/sampling_defaults.h"
 #include "engine/tokenizer.h"
 #include "server/prompt_encoding.h"
 #include "slotserve/v1/slotserve.pb.h"
@@ -22,6 +23,10 @@ namespace slotserve::server {
 // `tokenizer` may be null (then text prompts are refused with FAILED_PRECONDITION). `bos_id`
 // (< 0: none) is prepended to text prompts; token ids pass as given. Errors are
 // INVALID_ARGUMENT naming the proto field ("text must not be empty").
+// Which sampling fields the request set: temperature, top_p and repetition_penalty by their
+// presence, top_k and min_p (plain proto3 fields) when not 0.
+engine::SampledFieldsSet SampledFieldsOf(const v1::SamplingParams& proto);
+
 absl::StatusOr<engine::GenerationRequest> ParseGenerateRequest(const v1::GenerateRequest& request,
                                                                const engine::Tokenizer* tokenizer,
                                                                int bos_id, absl::Time deadline);

@@ -11,6 +11,7 @@
 #include "absl/time/clock.h"
 #include "server/http/known_routes.h"
 #include "server/http/metrics_route.h"
+#include "server/http/model_object.h"
 #include "server/http/openai_errors.h"
 #include "server/http/request_authentication.h"
 #include "server/http/tokenize_routes.h"
@@ -35,32 +36,6 @@ absl::Status LibraryError(const httplib::Request& request, int http_status) {
       return absl::InvalidArgumentError(
           absl::StrCat("the HTTP request could not be served (status ", http_status, ")"));
   }
-}
-
-// /v1/models' entry, in vLLM's shape (clients such as Open WebUI and LiteLLM read max_model_len
-// from it): root is the model directory's name, parent null (no fine-tunes here), and one
-// permission object saying what a key holder may do with it.
-nlohmann::ordered_json ModelObject(const ServedModel& model, int64_t created) {
-  const nlohmann::ordered_json permission = {{"id", absl::StrCat("modelperm-", model.name)},
-                                             {"object", "model_permission"},
-                                             {"created", created},
-                                             {"allow_create_engine", false},
-                                             {"allow_sampling", true},
-                                             {"allow_logprobs", true},
-                                             {"allow_search_indices", false},
-                                             {"allow_view", true},
-                                             {"allow_fine_tuning", false},
-                                             {"organization", "*"},
-                                             {"group", nullptr},
-                                             {"is_blocking", false}};
-  return {{"id", model.name},
-          {"object", "model"},
-          {"created", created},
-          {"owned_by", "slotserve"},
-          {"root", model.root.empty() ? model.name : model.root},
-          {"parent", nullptr},
-          {"max_model_len", model.max_prompt_tokens},
-          {"permission", nlohmann::ordered_json::array({permission})}};
 }
 
 }  // namespace

@@ -174,6 +174,13 @@ absl::Status ReadCommon(JsonParams& params, const ServedModel& model, Endpoint e
   SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
   SLOTSERVE_RETURN_IF_ERROR(ReadChoices(params, request));
   SLOTSERVE_RETURN_IF_ERROR(ReadSampling(params, &request->generation.sampling));
+  engine::ApplySamplingDefaults(model.sampling_defaults,
+                                {.temperature = params.Has("temperature"),
+                                 .top_k = params.Has("top_k"),
+                                 .top_p = params.Has("top_p"),
+                                 .min_p = params.Has("min_p"),
+                                 .repetition_penalty = params.Has("repetition_penalty")},
+                                &request->generation);
   SLOTSERVE_RETURN_IF_ERROR(ReadStopping(params, endpoint, request));
   SLOTSERVE_RETURN_IF_ERROR(ReadStreamOptions(params, request));
   if (request->keep_best > 0 && request->stream) {

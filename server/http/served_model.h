@@ -4,7 +4,9 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
+#include "engine/sampling_defaults.h"
 #include "engine/tokenizer.h"
 #include "server/http/chat_template.h"
 
@@ -23,6 +25,12 @@ struct ServedModel {
   std::string system_fingerprint;
   // /v1/models' "root": the model directory's name (the served name may differ).
   std::string root;
+  // generation_config.json's defaults for the sampling parameters a request leaves out, and
+  // every id that ends generation (engine::Scheduler::eos_ids): GET /v1/models shows both.
+  engine::SamplingDefaults sampling_defaults = {};
+  std::vector<int32_t> eos_ids = {};
+  // engine::Scheduler::max_context: GET /v1/models' max_model_len (vLLM's name).
+  int64_t max_context = 0;
 };
 
 }  // namespace slotserve::server::http

@@ -114,9 +114,93 @@ def state_blob(token_count, key):
     return body
 
 
+def _byte_level_alphabet():
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    chars, extra = {}, 0
+    for b in range(256):
+        if b in printable:
+            chars[b] = chr(b)
+        else:
+            chars[b] = chr(256 + extra)
+            extra += 1
+    return [chars[b] for b in range(256)]
+
+
+def _hf_tokenizers():
+    """Small tokenizer.json files of the two kinds the server reads (engine/hf_tokenizer.h)."""
+    alphabet = _byte_level_alphabet()
+    byte_vocab = {c: i for i, c in enumerate(alphabet)}
+    merges = [["\u0120", "w"], ["o", "r"], ["\u0120w", "or"], ["l", "l"], ["H", "e"]]
+    for left, right in merges:
+        byte_vocab.setdefault(left + right, len(byte_vocab))
+    byte_level = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": len(byte_vocab), "content": "<|end|>", "single_word": False,
+                          "lstrip": False, "rstrip": False, "normalized": False,
+                          "special": True}],
+        "normalizer": {"type": "NFC"},
+        "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
+            {"type": "Split", "pattern": {"Regex": LLAMA3_PATTERN}, "behavior": "Isolated",
+             "invert": False},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True,
+             "use_regex": False}]},
+        "post_processor": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": False,
+                           "use_regex": True},
+        "decoder": {"type": "ByteLevel", "add_prefix_space": True, "trim_offsets": True,
+                    "use_regex": True},
+        "model": {"type": "BPE", "dropout": None, "unk_token": None,
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": False, "byte_fallback": False, "ignore_merges": True,
+                  "vocab": byte_vocab, "merges": merges},
+    }
+    sp_vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for b in range(256):
+        sp_vocab[f"<0x{b:02X}>"] = len(sp_vocab)
+    for piece in ["\u2581", "H", "e", "l", "o", "w", "r", "d", "\u2581w", "ll", "\u2581H"]:
+        sp_vocab.setdefault(piece, len(sp_vocab))
+    sp_merges = ["\u2581 w", "l l", "\u2581 H"]
+    byte_fallback = {
+        "version": "1.0", "truncation": None, "padding": None,
+        "added_tokens": [{"id": i, "content": c, "single_word": False, "lstrip": False,
+                          "rstrip": False, "normalized": False, "special": True}
+                         for c, i in (("<unk>", 0), ("<s>", 1), ("</s>", 2))],
+        "normalizer": {"type": "Sequence", "normalizers": [
+            {"type": "Prepend", "prepend": "\u2581"},
+            {"type": "Replace", "pattern": {"String": " "}, "content": "\u2581"}]},
+        "pre_tokenizer": None,
+        "post_processor": {"type": "TemplateProcessing",
+                           "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+                                      {"Sequence": {"id": "A", "type_id": 0}}],
+                           "pair": [], "special_tokens": {"<s>": {"id": "<s>", "ids": [1],
+                                                                   "tokens": ["<s>"]}}},
+        "decoder": {"type": "Sequence", "decoders": [
+            {"type": "Replace", "pattern": {"String": "\u2581"}, "content": " "},
+            {"type": "ByteFallback"}, {"type": "Fuse"},
+            {"type": "Strip", "content": " ", "start": 1, "stop": 0}]},
+        "model": {"type": "BPE", "dropout": None, "unk_token": "<unk>",
+                  "continuing_subword_prefix": None, "end_of_word_suffix": None,
+                  "fuse_unk": True, "byte_fallback": True, "vocab": sp_vocab,
+                  "merges": sp_merges},
+    }
+    metaspace = json.loads(json.dumps(byte_fallback))
+    metaspace["normalizer"] = None
+    metaspace["pre_tokenizer"] = {"type": "Metaspace", "replacement": "\u2581",
+                                  "prepend_scheme": "first", "split": True}
+    metaspace["decoder"] = {"type": "Metaspace", "replacement": "\u2581",
+                            "prepend_scheme": "first", "split": True}
+    return {"byte_level": byte_level, "byte_fallback": byte_fallback, "metaspace": metaspace}
+
+
+LLAMA3_PATTERN = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}|"
+                  r" ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
+HF_TOKENIZERS = None
+
+
 def main():
+    global HF_TOKENIZERS
+    HF_TOKENIZERS = _hf_tokenizers()
     for sub in ("config_json", "safetensors", "request_parsing", "openai_request", "detokenizer",
-                "state_import"):
+                "state_import", "hf_tokenizer"):
         (CORPUS / sub).mkdir(parents=True, exist_ok=True)
     for config in sorted((REPO / "tests" / "golden" / "models").glob("*/config.json")):
         (CORPUS / "config_json" / f"{config.parent.name}.json").write_bytes(config.read_bytes())
@@ -140,6 +224,11 @@ def main():
     for name, ids in sequences.items():
         data = bytes([ids[0]]) + b"".join(struct.pack("<H", i) for i in ids[1:])
         (CORPUS / "detokenizer" / name).write_bytes(data)
+    # A tokenizer.json, a NUL byte, then text to encode.
+    for name, tokenizer in HF_TOKENIZERS.items():
+        for k, text in enumerate(("Hello  world, it's 2024!\n\tok", "é😀 <s>x</s> ▁▁ <0x41>")):
+            data = json.dumps(tokenizer, ensure_ascii=False).encode() + b"\0" + text.encode()
+            (CORPUS / "hf_tokenizer" / f"{name}_{k}.json").write_bytes(data)
     # First byte: odd = the server has the key "fuzz key".
     (CORPUS / "state_import" / "unsigned").write_bytes(b"\x00" + state_blob(17, b""))
     (CORPUS / "state_import" / "signed").write_bytes(b"\x01" + state_blob(3, b"fuzz key"))

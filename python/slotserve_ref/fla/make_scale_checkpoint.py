@@ -12,6 +12,8 @@ Usage (repository root):
 gsa-1.3b is fla's GSA-1.3B (fla-hub/gsa-1.3B-100B's config): 24 layers, hidden 2048, 4 heads,
 64 slots, vocab 32000, swish feature map, normalizer 8, intermediate 5632 (GatedMLP's rule for
 hidden_ratio 4), tied embeddings off. abc-1.3b is the ABC model of the same width and depth.
+gsa-tiny-32k keeps GSA-1.3B's 32,000-token vocabulary (the Llama-2 tokenizer's) at a width of 64
+and 2 layers, tied embeddings: the Hugging Face directory tests serve it in seconds.
 """
 
 from __future__ import annotations
@@ -34,6 +36,12 @@ SHAPES = {
                  "hidden_ratio": 4, "intermediate_size": None, "use_short_conv": False,
                  "tie_word_embeddings": False, "norm_eps": 1e-6,
                  "architectures": ["GSAForCausalLM"], "torch_dtype": "bfloat16"},
+    "gsa-tiny-32k": {"model_type": "gsa", "hidden_size": 64, "num_hidden_layers": 2,
+                     "num_heads": 2, "num_slots": 8, "vocab_size": 32000, "expand_k": 1,
+                     "expand_v": 1, "feature_map": "swish", "gate_logit_normalizer": 8,
+                     "hidden_ratio": 4, "intermediate_size": None, "use_short_conv": False,
+                     "tie_word_embeddings": True, "norm_eps": 1e-6,
+                     "architectures": ["GSAForCausalLM"], "torch_dtype": "bfloat16"},
     "abc-1.3b": {"model_type": "abc", "hidden_size": 2048, "num_hidden_layers": 24,
                  "num_heads": 4, "num_slots": 64, "vocab_size": 32000, "hidden_ratio": 4,
                  "intermediate_size": None, "use_short_conv": False, "use_rope": True,

@@ -48,7 +48,7 @@ BeamSearchOptions Options(int width, int n_best, double length_penalty, int max_
           .n_best = n_best,
           .length_penalty = length_penalty,
           .max_length = max_length,
-          .eos_id = kEos,
+          .eos_ids = {kEos},
           .stop_token_ids = {}};
 }
 
@@ -148,7 +148,7 @@ TEST(BeamSearchTest, AParentFeedingSeveralChildrenKeepsItsSlotAndCopiesGoToFreed
   // Width 3, no eos. Step 1 (.34 .33 .32 .01): [0] slot 5, [1] copied 5 -> 6, [2] copied 5 -> 8
   // (free slots are handed out lowest first).
   BeamSearchOptions options = Options(3, 3, 0.0, 10);
-  options.eos_id = -1;
+  options.eos_ids.clear();
   BeamSearch search(options, {5, 8, 6});
   BeamStepPlan plan = search.Advance(LogRows({{0.34, 0.33, 0.32, 0.01}}), kVocab);
   EXPECT_EQ(plan.copies, (Copies{{5, 6}, {5, 8}}));
@@ -171,7 +171,7 @@ TEST(BeamSearchTest, AParentFeedingSeveralChildrenKeepsItsSlotAndCopiesGoToFreed
 
 TEST(BeamSearchTest, RanksTiesByTheEarlierHypothesisThenTheLowerId) {
   BeamSearchOptions options = Options(2, 1, 0.0, 10);
-  options.eos_id = -1;
+  options.eos_ids.clear();
   BeamSearch search(options, {0, 1});
   search.Advance(LogRows({{0.5, 0.5, 1e-9, 1e-9}}), kVocab);  // [0] then [1] (tie: lower id)
   EXPECT_EQ(Ids(search, 0), (std::vector<int32_t>{0}));
@@ -213,7 +213,7 @@ TEST(BeamSearchTest, BestKeepsNBestByScoreNotBySum) {
   // Width 2, n_best 1, length penalty 1, max_length 3, no eos.
   // Step 1 (.6 .4 0 0): [0] .6, [1] .4.
   BeamSearchOptions options = Options(2, 1, 1.0, 3);
-  options.eos_id = -1;
+  options.eos_ids.clear();
   options.stop_token_ids = {3};
   BeamSearch search(options, {0, 1});
   search.Advance(LogRows({{0.6, 0.4, 1e-12, 1e-12}}), kVocab);

@@ -225,7 +225,7 @@ TEST_P(BeamTest, SearchAtWidthOneOverTheModelsRowsIsGreedyDecoding) {
                      .length_penalty = 0.0,
                      .max_length = 12,
                      .min_length = 0,
-                     .eos_id = (*model)->config().eos_id,
+                     .eos_ids = {(*model)->config().eos_id},
                      .stop_token_ids = {}},
                     {0});
   std::vector<float> logits(vocab);

@@ -86,7 +86,7 @@ TEST(RequestSamplerSplitTest, NextTokenThenAcceptFollowsTheStreamAndHistory) {
 ActiveRequest MakeActive(GenerationRequest request) {
   StopLimits limits;
   limits.max_new_tokens = 50;
-  limits.eos_id = 2;
+  limits.eos_ids = {2};
   limits.max_positions = 1000;
   return ActiveRequest(1, std::move(request), std::make_shared<testing::RecordingSink>(), 77,
                        limits, /*tokenizer=*/nullptr, absl::Now());
