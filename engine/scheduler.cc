@@ -16,7 +16,9 @@
 #include "engine/prefix_cache.h"
 #include "engine/request_preparation.h"
 #include "engine/request_queue.h"
+#include "engine/request_start.h"
 #include "engine/request_validation.h"
+#include "engine/session_end.h"
 #include "engine/slot_pool.h"
 #include "engine/step_planner.h"
 #include "engine/step_runner.h"
@@ -73,9 +75,10 @@ absl::Status SchedulerOptions::Validate() const {
   return absl::OkStatus();
 }
 
-// Owns the engine thread: each step it takes work from the queue, plans the step
-// (step_planner.h), has the runner execute it (step_runner.h), and keeps the books of every
-// ending (Finish).
+// Owns the engine thread: each step it takes work from the queue, fills the admitted requests'
+// slots and forks (request_start.h), plans the step (step_planner.h), has the runner execute
+// it (step_runner.h), and keeps the books of every ending (Finish, with its session side in
+// session_end.h).
 class Scheduler::Impl final : private RequestFinisher {
  public:
   Impl(std::unique_ptr<models::LanguageModel> model, const Tokenizer* tokenizer,
@@ -91,6 +94,7 @@ class Scheduler::Impl final : private RequestFinisher {
         pool_(arena_.get()),
         prefix_cache_(MakePrefixCache(options)),
         runner_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
+        starts_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
         queue_(options.max_queued, options.max_slots),
         sessions_(
             options.session_store != nullptr
@@ -249,7 +253,8 @@ class Scheduler::Impl final : private RequestFinisher {
       }
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       Admit(queue_.PopFront(AdmissionCount(intake->head)), now);
-      ForkReadyParents();
+      starts_.ForkReadyParents(running_);
+      std::erase_if(running_, [](const auto& request) { return request->finished(); });
       StepLimits limits = step_limits_;
       limits.prefill_cap = PrefillTokenCap(options_.max_step_latency, runner_.costs());
       runner_.Run(PlanStep(RunningViews(), limits), running_);
@@ -260,7 +265,8 @@ class Scheduler::Impl final : private RequestFinisher {
   }
 
   // Gives each admitted request its slots (PlanAdmission counted them: n for a fork, whose
-  // choices 1..n-1 join here and wait for the parent's state, ForkReadyParents; the width for a
+  // choices 1..n-1 join here and wait for the parent's state,
+  // RequestStart::ForkReadyParents; the width for a
   // beam search, which prefills in the first and holds the rest for its hypotheses).
   void Admit(std::vector<std::unique_ptr<ActiveRequest>> admitted, absl::Time now) {
     for (auto& request : admitted) {
@@ -279,7 +285,7 @@ class Scheduler::Impl final : private RequestFinisher {
         continue;
       }
       request->Admit(slots[0], now);
-      if (!RestoreStart(*request)) {
+      if (!starts_.FillSlot(*request)) {
         for (size_t i = 1; i < slots.size(); ++i) pool_.Release(slots[i]).IgnoreError();
         continue;
       }
@@ -297,79 +303,6 @@ class Scheduler::Impl final : private RequestFinisher {
       }
       running_.push_back(std::move(request));
     }
-  }
-
-  // A fork's parent with only its last prompt token left: copies its state into its waiting
-  // choices; from now on every choice feeds that token itself (its own first token, seed).
-  void ForkReadyParents() {
-    for (const auto& parent : running_) {
-      if (parent->fork_stage() != ActiveRequest::ForkStage::kParent ||
-          parent->prompt_feedable() > 0 || parent->finished()) {
-        continue;
-      }
-      for (const auto& child : running_) {
-        if (child->id() != parent->id() ||
-            child->fork_stage() != ActiveRequest::ForkStage::kChild) {
-          continue;
-        }
-        if (absl::Status copied = arena_->Copy(parent->slot(), child->slot()); !copied.ok()) {
-          Finish(*child, FinishReason::kCancelled,
-                 absl::InternalError(absl::StrCat("fork: ", copied.message())));
-          continue;
-        }
-        child->Forked(parent->prompt_fed());
-      }
-      parent->Forked(parent->prompt_fed());
-    }
-    std::erase_if(running_, [](const auto& request) { return request->finished(); });
-  }
-
-  // Puts a session's state into a continuing request's slot (false: the request ended), or
-  // starts a new request's prefill from the longest cached prefix of its prompt, if any.
-  bool RestoreStart(ActiveRequest& request) {
-    if (request.continues_session()) {
-      std::optional<RequestState> state = request.TakeSessionState();
-      absl::Status restored = state ? arena_->Restore(request.slot(), state->payload)
-                                    : absl::InternalError("no session state");
-      if (!restored.ok()) {
-        Finish(
-            request, FinishReason::kCancelled,
-            absl::InternalError(absl::StrCat("restoring session ", request.request().session.handle,
-                                             ": ", restored.message())));
-      }
-      return restored.ok();
-    }
-    if (request.has_source()) return EncodeSource(request);
-    RestorePrefix(request);
-    return true;
-  }
-
-  // Runs the encoder over a new seq2seq request's source into its slot's cross memory (false:
-  // the request ended with the model's error). Its time counts in the request's prefill.
-  // Prefix states are not used for such requests: the cache is keyed by decoder tokens only, so
-  // a hit would bring another source's cross memory.
-  bool EncodeSource(ActiveRequest& request) {
-    const std::vector<int32_t>& source = request.request().source_ids;
-    const absl::Time start = absl::Now();
-    const absl::Status encoded = model_->Encode(*arena_, request.slot(), source);
-    observer_.OnStep(StepPhase::kEncode, static_cast<int>(source.size()), absl::Now() - start);
-    if (!encoded.ok()) {
-      Finish(request, FinishReason::kCancelled, ModelError("encode", encoded));
-    }
-    return encoded.ok();
-  }
-
-  // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
-  void RestorePrefix(ActiveRequest& request) {
-    // A prompt being scored is fed whole: a prefix state would skip rows it must score.
-    if (prefix_cache_ == nullptr || request.request().logprobs.prompt) return;
-    const std::optional<PrefixCache::Hit> hit = prefix_cache_->Lookup(request.request().prompt_ids);
-    if (hit && arena_->Restore(request.slot(), *hit->state).ok()) {
-      request.StartFromPrefix(hit->tokens);
-    } else if (hit) {
-      arena_->Reset(request.slot()).IgnoreError();  // prefill from token 0 after all
-    }
-    observer_.OnPrefixCacheStats(prefix_cache_->stats());
   }
 
   std::vector<RunningRequestView> RunningViews() const {
@@ -392,7 +325,8 @@ class Scheduler::Impl final : private RequestFinisher {
     if (request.finished()) return;
     std::string session_handle;
     if (request.choice_index() == 0) {
-      absl::StatusOr<std::string> kept = EndSession(request, status.ok());
+      absl::StatusOr<std::string> kept =
+          EndSession(request, status.ok(), *arena_, *sessions_, observer_);
       if (kept.ok()) {
         session_handle = *std::move(kept);
       } else if (status.ok()) {
@@ -441,37 +375,6 @@ class Scheduler::Impl final : private RequestFinisher {
     observer_.OnStats(queue_.SlotReturned(request.id()));
   }
 
-  // The session side of a request's end (its slot still held): keeps the final state when the
-  // request asked and `succeeded` (under its handle, or a new one: returned), and releases a
-  // continued session in every case (with nullopt when nothing is kept: it keeps its state).
-  absl::StatusOr<std::string> EndSession(const ActiveRequest& request, bool succeeded) {
-    const SessionOptions& session = request.request().session;
-    if (!session.keep && session.handle.empty()) return std::string();
-    const absl::Time now = absl::Now();
-    std::optional<RequestState> kept;
-    if (session.keep && succeeded && request.slot() >= 0 && request.last_token() >= 0) {
-      RequestState state;
-      state.token_count = arena_->position(request.slot());
-      state.pending_token = request.last_token();
-      if (arena_->Save(request.slot(), &state.payload).ok()) kept = std::move(state);
-    }
-    absl::StatusOr<std::string> handle;
-    if (!session.handle.empty()) {
-      const bool keeps = kept.has_value();
-      // A store that cannot keep the new state (UNAVAILABLE) fails the request's handle.
-      const absl::Status released = sessions_->Release(session.handle, std::move(kept), now);
-      if (released.ok()) {
-        handle = keeps ? session.handle : std::string();
-      } else {
-        handle = released;
-      }
-    } else if (kept) {
-      handle = sessions_->Create(*std::move(kept), now);
-    }
-    observer_.OnSessionStats(sessions_->stats());
-    return handle;
-  }
-
   void FinishEverythingOnStop() {
     std::deque<std::unique_ptr<ActiveRequest>> queued = queue_.TakeAll();
     for (auto& request : running_) Finish(*request, FinishReason::kCancelled, ShutdownStatus());
@@ -496,6 +399,7 @@ class Scheduler::Impl final : private RequestFinisher {
   SlotPool pool_;
   std::unique_ptr<PrefixCache> prefix_cache_;  // null: prefix states off
   StepRunner runner_;
+  RequestStart starts_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
   absl::flat_hash_map<RequestId, int> choices_left_;     // forks: choices not yet finished
 
