@@ -23,7 +23,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/device_sampling.h"
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
@@ -72,9 +71,6 @@ struct SchedulerOptions {
   // boundary (step_planner.h), so a hit gives bitwise the logits of a miss. 0 in either = off.
   int prefix_block = 64;
   int64_t prefix_cache_bytes = int64_t{256} << 20;
-  // No effect (kept so callers that set it still compile): every token is selected by the
-  // sampling op where the model's logits are (device_sampling.h).
-  DeviceSampling device_sampling = DeviceSampling::kAuto;
 
   // INVALID_ARGUMENT naming the first bad field ("max_slots must be > 0, got 0").
   absl::Status Validate() const;
