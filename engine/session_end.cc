@@ -1,37 +1,37 @@
 #include "engine/session_end.h"
 
-#include <optional>
 #include <utility>
 
 namespace slotserve::engine {
 
-absl::StatusOr<std::string> EndSession(const ActiveRequest& request, bool succeeded,
-                                       const models::StateArena& arena, SessionStore& sessions,
-                                       EngineObserver& observer) {
-  const SessionOptions& session = request.request().session;
-  if (!session.keep && session.handle.empty()) return std::string();
-  const absl::Time now = absl::Now();
-  std::optional<RequestState> kept;
-  if (session.keep && succeeded && request.slot() >= 0 && request.last_token() >= 0) {
-    RequestState state;
-    state.token_count = arena.position(request.slot());
-    state.pending_token = request.last_token();
-    if (arena.Save(request.slot(), &state.payload).ok()) kept = std::move(state);
+bool HasSessionEnd(const SessionOptions& session) {
+  return session.keep || !session.handle.empty();
+}
+
+std::optional<RequestState> FinalSessionState(const ActiveRequest& request, bool succeeded,
+                                              const models::StateArena& arena) {
+  if (!request.request().session.keep || !succeeded || request.slot() < 0 ||
+      request.last_token() < 0) {
+    return std::nullopt;
   }
-  absl::StatusOr<std::string> handle;
+  RequestState state;
+  state.token_count = arena.position(request.slot());
+  state.pending_token = request.last_token();
+  if (!arena.Save(request.slot(), &state.payload).ok()) return std::nullopt;
+  return state;
+}
+
+absl::StatusOr<std::string> StoreSessionEnd(const SessionOptions& session,
+                                            std::optional<RequestState> kept,
+                                            SessionStore& sessions, absl::Time now) {
   if (!session.handle.empty()) {
     const bool keeps = kept.has_value();
     const absl::Status released = sessions.Release(session.handle, std::move(kept), now);
-    if (released.ok()) {
-      handle = keeps ? session.handle : std::string();
-    } else {
-      handle = released;
-    }
-  } else if (kept) {
-    handle = sessions.Create(*std::move(kept), now);
+    if (!released.ok()) return released;
+    return keeps ? session.handle : std::string();
   }
-  observer.OnSessionStats(sessions.stats());
-  return handle;
+  if (kept) return sessions.Create(*std::move(kept), now);
+  return std::string();
 }
 
 }  // namespace slotserve::engine
