@@ -99,6 +99,8 @@ class ActiveRequest {
   RequestId id() const { return id_; }
   const GenerationRequest& request() const { return request_; }
   GenerationSink& sink() const { return *sink_; }
+  // The sink itself, for an end delivered after the request is gone (session_writer.h).
+  std::shared_ptr<GenerationSink> shared_sink() const { return sink_; }
 
   // Lifecycle, in order. Only the engine thread calls these (the scheduler and its step
   // runner); the clock readings end up in MakeFinished's timings.

@@ -102,8 +102,10 @@ struct Finished {
 // "deadline_exceeded", "shutdown" (UNAVAILABLE) or "error".
 std::string_view OutcomeLabel(const Finished& finished);
 
-// Receives one request's events. Called on the engine thread, never concurrently for one
-// sink: any number of OnTokens, then one OnFinished per choice (the last with request_done),
+// Receives one request's events. Called on the engine thread (the OnFinished of a request
+// whose end stores or releases a session: on the session writer's thread, after the store
+// answered), never concurrently for one sink: any number of OnTokens, then one OnFinished per
+// choice (the last with request_done),
 // then nothing (for every request Submit accepted). Implementations must return quickly and never
 // block (push to a queue and notify), since the whole batch waits for them.
 class GenerationSink {

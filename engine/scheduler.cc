@@ -18,7 +18,10 @@
 #include "engine/prefix_cache.h"
 #include "engine/request_preparation.h"
 #include "engine/request_queue.h"
+#include "engine/request_start.h"
 #include "engine/request_validation.h"
+#include "engine/session_end.h"
+#include "engine/session_writer.h"
 #include "engine/slot_pool.h"
 #include "engine/step_planner.h"
 #include "engine/step_runner.h"
@@ -29,59 +32,22 @@ namespace slotserve::engine {
 using kernels::MixBits;
 namespace {
 
+// The session writer's bounds (session_writer.h): final states that may wait for the store (at
+// least this many, else 4 per slot), and how long one may wait before it is given up.
+constexpr int kMinPendingSessionStates = 64;
+constexpr absl::Duration kSessionWriteWaitLimit = absl::Seconds(10);
+
 EngineObserver& NoObserver() {
   static EngineObserver* observer = new EngineObserver();
   return *observer;
 }
 
-absl::Status Positive(const char* field, int value) {
-  if (value > 0) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(field, " must be > 0, got ", value));
-}
-
 }  // namespace
 
-absl::Status SchedulerOptions::Validate() const {
-  for (const auto& [field, value] :
-       {std::pair{"max_slots", max_slots}, std::pair{"max_queued", max_queued},
-        std::pair{"token_budget", token_budget}, std::pair{"prefill_chunk", prefill_chunk},
-        std::pair{"default_max_new_tokens", default_max_new_tokens},
-        std::pair{"max_new_tokens_limit", max_new_tokens_limit},
-        std::pair{"max_prompt_tokens", max_prompt_tokens},
-        std::pair{"max_stop_sequence_bytes", max_stop_sequence_bytes}, std::pair{"max_n", max_n},
-        std::pair{"max_beam_width", max_beam_width}}) {
-    SLOTSERVE_RETURN_IF_ERROR(Positive(field, value));
-  }
-  if (max_cross_memories < 0 || max_cross_memories > max_slots) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_cross_memories must be in [0, max_slots = ", max_slots,
-                     "] (0 = one per slot), got ", max_cross_memories));
-  }
-  if (default_max_new_tokens > max_new_tokens_limit) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("default_max_new_tokens must be <= max_new_tokens_limit (",
-                     max_new_tokens_limit, "), got ", default_max_new_tokens));
-  }
-  if (prefix_block < 0 || prefix_cache_bytes < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("prefix_block and prefix_cache_bytes must be >= 0 (0 = off), got ",
-                     prefix_block, " and ", prefix_cache_bytes));
-  }
-  if (max_context_tokens < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_context_tokens must be >= 0 (0 = the model's), got ", max_context_tokens));
-  }
-  if (max_stop_sequences < 0 || max_top_logprobs < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("max_stop_sequences and max_top_logprobs must be >= 0, got ",
-                     max_stop_sequences, " and ", max_top_logprobs));
-  }
-  return absl::OkStatus();
-}
-
-// Owns the engine thread: each step it takes work from the queue, plans the step
-// (step_planner.h), has the runner execute it (step_runner.h), and keeps the books of every
-// ending (Finish).
+// Owns the engine thread: each step it takes work from the queue, fills the admitted requests'
+// slots and forks (request_start.h), plans the step (step_planner.h), has the runner execute
+// it (step_runner.h), and keeps the books of every ending (Finish, with its session side in
+// session_end.h).
 class Scheduler::Impl final : private RequestFinisher {
  public:
   Impl(std::unique_ptr<models::LanguageModel> model, const Tokenizer* tokenizer,
@@ -98,6 +64,7 @@ class Scheduler::Impl final : private RequestFinisher {
         pool_(arena_.get()),
         prefix_cache_(MakePrefixCache(options)),
         runner_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
+        starts_(*model_, *arena_, observer_, *this, prefix_cache_.get()),
         queue_(options.max_queued, options.max_slots),
         sessions_(
             options.session_store != nullptr
@@ -185,6 +152,7 @@ class Scheduler::Impl final : private RequestFinisher {
     } else {
       FinishEverythingOnStop();  // never started: the queue ends on this thread
     }
+    session_writer_.Close();  // the ends of the last requests reach their sinks
   }
 
   SchedulerStats stats() const { return queue_.stats(); }
@@ -263,19 +231,20 @@ class Scheduler::Impl final : private RequestFinisher {
       }
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
       Admit(queue_.PopFront(AdmissionCount(intake->head)), now);
-      ForkReadyParents();
+      starts_.ForkReadyParents(running_);
+      std::erase_if(running_, [](const auto& request) { return request->finished(); });
       StepLimits limits = step_limits_;
       limits.prefill_cap = PrefillTokenCap(options_.max_step_latency, runner_.costs());
       runner_.Run(PlanStep(RunningViews(), limits), running_);
       std::erase_if(running_, [](const auto& request) { return request->finished(); });
-      observer_.OnStats(stats());
+      ReportStats([this] { return stats(); });
     }
     FinishEverythingOnStop();
   }
 
   // Gives each admitted request its slots (PlanAdmission counted them: n for a fork, whose
-  // choices 1..n-1 join here and wait for the parent's state, ForkReadyParents; the width for a
-  // beam search, which prefills in the first and holds the rest for its hypotheses).
+  // choices 1..n-1 join here and wait for the parent's state, RequestStart::ForkReadyParents; the
+  // width for a beam search, which prefills in the first and holds the rest for its hypotheses).
   void Admit(std::vector<std::unique_ptr<ActiveRequest>> admitted, absl::Time now) {
     for (auto& request : admitted) {
       std::vector<int> slots;
@@ -293,7 +262,7 @@ class Scheduler::Impl final : private RequestFinisher {
         continue;
       }
       request->Admit(slots[0], now);
-      if (!RestoreStart(*request)) {
+      if (!starts_.FillSlot(*request)) {
         for (size_t i = 1; i < slots.size(); ++i) pool_.Release(slots[i]).IgnoreError();
         continue;
       }
@@ -313,79 +282,6 @@ class Scheduler::Impl final : private RequestFinisher {
     }
   }
 
-  // A fork's parent with only its last prompt token left: copies its state into its waiting
-  // choices; from now on every choice feeds that token itself (its own first token, seed).
-  void ForkReadyParents() {
-    for (const auto& parent : running_) {
-      if (parent->fork_stage() != ActiveRequest::ForkStage::kParent ||
-          parent->prompt_feedable() > 0 || parent->finished()) {
-        continue;
-      }
-      for (const auto& child : running_) {
-        if (child->id() != parent->id() ||
-            child->fork_stage() != ActiveRequest::ForkStage::kChild) {
-          continue;
-        }
-        if (absl::Status copied = arena_->Copy(parent->slot(), child->slot()); !copied.ok()) {
-          Finish(*child, FinishReason::kCancelled,
-                 absl::InternalError(absl::StrCat("fork: ", copied.message())));
-          continue;
-        }
-        child->Forked(parent->prompt_fed());
-      }
-      parent->Forked(parent->prompt_fed());
-    }
-    std::erase_if(running_, [](const auto& request) { return request->finished(); });
-  }
-
-  // Puts a session's state into a continuing request's slot (false: the request ended), or
-  // starts a new request's prefill from the longest cached prefix of its prompt, if any.
-  bool RestoreStart(ActiveRequest& request) {
-    if (request.continues_session()) {
-      std::optional<RequestState> state = request.TakeSessionState();
-      absl::Status restored = state ? arena_->Restore(request.slot(), state->payload)
-                                    : absl::InternalError("no session state");
-      if (!restored.ok()) {
-        Finish(
-            request, FinishReason::kCancelled,
-            absl::InternalError(absl::StrCat("restoring session ", request.request().session.handle,
-                                             ": ", restored.message())));
-      }
-      return restored.ok();
-    }
-    if (request.has_source()) return EncodeSource(request);
-    RestorePrefix(request);
-    return true;
-  }
-
-  // Runs the encoder over a new seq2seq request's source into its slot's cross memory (false:
-  // the request ended with the model's error). Its time counts in the request's prefill.
-  // Prefix states are not used for such requests: the cache is keyed by decoder tokens only, so
-  // a hit would bring another source's cross memory.
-  bool EncodeSource(ActiveRequest& request) {
-    const std::vector<int32_t>& source = request.request().source_ids;
-    const absl::Time start = absl::Now();
-    const absl::Status encoded = model_->Encode(*arena_, request.slot(), source);
-    observer_.OnStep(StepPhase::kEncode, static_cast<int>(source.size()), absl::Now() - start);
-    if (!encoded.ok()) {
-      Finish(request, FinishReason::kCancelled, ModelError("encode", encoded));
-    }
-    return encoded.ok();
-  }
-
-  // Starts a new request's prefill from the longest cached prefix of its prompt, if any.
-  void RestorePrefix(ActiveRequest& request) {
-    // A prompt being scored is fed whole: a prefix state would skip rows it must score.
-    if (prefix_cache_ == nullptr || request.request().logprobs.prompt) return;
-    const std::optional<PrefixCache::Hit> hit = prefix_cache_->Lookup(request.request().prompt_ids);
-    if (hit && arena_->Restore(request.slot(), *hit->state).ok()) {
-      request.StartFromPrefix(hit->tokens);
-    } else if (hit) {
-      arena_->Reset(request.slot()).IgnoreError();  // prefill from token 0 after all
-    }
-    observer_.OnPrefixCacheStats(prefix_cache_->stats());
-  }
-
   std::vector<RunningRequestView> RunningViews() const {
     std::vector<RunningRequestView> views;
     views.reserve(running_.size());
@@ -401,19 +297,17 @@ class Scheduler::Impl final : private RequestFinisher {
   // Every ending goes through here: the slot goes back, the sink hears once. The request
   // leaves the books (slot, live set, gauges, counters) before its sink hears the end, so a
   // client that reads its last message and at once asks GetModelInfo or scrapes the metrics
-  // sees its slot free (issue 15, defect 1).
+  // sees its slot free (issue 15, defect 1). An end with a session side (a state to keep, a
+  // continued session to release) frees the slot at once, its state copied out, and the rest
+  // (the books and the sink) follows on the session writer's thread once the store answered.
   void Finish(ActiveRequest& request, FinishReason reason, absl::Status status) override {
     if (request.finished()) return;
-    std::string session_handle;
-    if (request.choice_index() == 0) {
-      absl::StatusOr<std::string> kept = EndSession(request, status.ok());
-      if (kept.ok()) {
-        session_handle = *std::move(kept);
-      } else if (status.ok()) {
-        status = kept.status();
-      }
-    }
-    for (const int slot : request.MarkFinished()) {
+    const bool session_end =
+        request.choice_index() == 0 && HasSessionEnd(request.request().session);
+    std::optional<RequestState> final_state;
+    if (session_end) final_state = FinalSessionState(request, status.ok(), *arena_);
+    const std::vector<int> slots = request.MarkFinished();
+    for (const int slot : slots) {
       pool_.Release(slot).IgnoreError();  // held by construction
     }
     if (!status.ok()) {
@@ -434,56 +328,62 @@ class Scheduler::Impl final : private RequestFinisher {
       }
     }
     Finished finished = request.MakeFinished(reason, std::move(status), absl::Now());
-    finished.session_handle = std::move(session_handle);
-    SchedulerStats after;
-    if (auto left = choices_left_.find(request.id());
-        left != choices_left_.end() && --left->second > 0) {
-      finished.request_done = false;  // other choices still run: the request stays live
-      after = queue_.stats();
-    } else {
-      if (left != choices_left_.end()) choices_left_.erase(left);
-      after = queue_.Retire(request.id());
+    bool last_choice = true;
+    if (auto left = choices_left_.find(request.id()); left != choices_left_.end()) {
+      last_choice = --left->second == 0;
+      if (last_choice) choices_left_.erase(left);
     }
-    observer_.OnRequestFinished(finished);
-    observer_.OnStats(after);
-    request.sink().OnFinished(finished);
+    finished.request_done = last_choice;  // else other choices still run: the request stays live
+    if (!session_end) {
+      Deliver(std::move(finished), request.sink(), request.id());
+      return;
+    }
+    // Its slots are free from now on; the request stays live until its store answered.
+    for (size_t i = 0; i < slots.size(); ++i) {
+      ReportStats([&] { return queue_.SlotReturned(request.id()); });
+    }
+    session_writer_.Post(
+        {.session = request.request().session,
+         .state = std::move(final_state),
+         .done = [this, finished = std::move(finished), sink = request.shared_sink(),
+                  id = request.id()](absl::StatusOr<std::string> handle) mutable {
+           if (handle.ok()) {
+             finished.session_handle = *std::move(handle);
+           } else if (finished.status.ok()) {
+             // As MakeFinished ends any request that did not succeed.
+             finished.status = handle.status();
+             finished.reason = FinishReason::kCancelled;
+             finished.hypotheses.clear();
+           }
+           observer_.OnSessionStats(sessions_->stats());
+           Deliver(std::move(finished), *sink, id);
+         }});
+  }
+
+  // The end of an ending's books: the request leaves the live set with its last choice, then
+  // the observer hears, then the sink. On the engine thread, or on the session writer's.
+  void Deliver(Finished finished, GenerationSink& sink, RequestId id) {
+    {
+      std::lock_guard lock(stats_report_mu_);
+      const SchedulerStats after = finished.request_done ? queue_.Retire(id) : queue_.stats();
+      observer_.OnRequestFinished(finished);
+      observer_.OnStats(after);
+    }
+    sink.OnFinished(finished);
     queue_.NotifyIfIdle();
+  }
+
+  // Takes occupancy stats and reports them under one lock, so the engine thread's and the
+  // session writer's reports reach the observer in the order they were taken.
+  template <typename TakeStats>
+  void ReportStats(TakeStats take) {
+    std::lock_guard lock(stats_report_mu_);
+    observer_.OnStats(take());
   }
 
   void ReleaseSlot(ActiveRequest& request, int slot) override {
     pool_.Release(slot).IgnoreError();  // held by construction
-    observer_.OnStats(queue_.SlotReturned(request.id()));
-  }
-
-  // The session side of a request's end (its slot still held): keeps the final state when the
-  // request asked and `succeeded` (under its handle, or a new one: returned), and releases a
-  // continued session in every case (with nullopt when nothing is kept: it keeps its state).
-  absl::StatusOr<std::string> EndSession(const ActiveRequest& request, bool succeeded) {
-    const SessionOptions& session = request.request().session;
-    if (!session.keep && session.handle.empty()) return std::string();
-    const absl::Time now = absl::Now();
-    std::optional<RequestState> kept;
-    if (session.keep && succeeded && request.slot() >= 0 && request.last_token() >= 0) {
-      RequestState state;
-      state.token_count = arena_->position(request.slot());
-      state.pending_token = request.last_token();
-      if (arena_->Save(request.slot(), &state.payload).ok()) kept = std::move(state);
-    }
-    absl::StatusOr<std::string> handle;
-    if (!session.handle.empty()) {
-      const bool keeps = kept.has_value();
-      // A store that cannot keep the new state (UNAVAILABLE) fails the request's handle.
-      const absl::Status released = sessions_->Release(session.handle, std::move(kept), now);
-      if (released.ok()) {
-        handle = keeps ? session.handle : std::string();
-      } else {
-        handle = released;
-      }
-    } else if (kept) {
-      handle = sessions_->Create(*std::move(kept), now);
-    }
-    observer_.OnSessionStats(sessions_->stats());
-    return handle;
+    ReportStats([&] { return queue_.SlotReturned(request.id()); });
   }
 
   void FinishEverythingOnStop() {
@@ -511,17 +411,24 @@ class Scheduler::Impl final : private RequestFinisher {
   SlotPool pool_;
   std::unique_ptr<PrefixCache> prefix_cache_;  // null: prefix states off
   StepRunner runner_;
+  RequestStart starts_;
   std::vector<std::unique_ptr<ActiveRequest>> running_;  // admission order
   absl::flat_hash_map<RequestId, int> choices_left_;     // forks: choices not yet finished
 
   // Shared with the gRPC threads (each has its own lock).
   RequestQueue queue_;
   const std::shared_ptr<SessionStore> sessions_;
+  std::mutex stats_report_mu_;  // ReportStats, Deliver
 
   // Start and Stop.
   std::mutex lifecycle_mu_;
   bool started_ = false;
   std::thread thread_;
+
+  // Last, so that it is closed (its queue run) before anything its writes call into goes.
+  SessionWriter session_writer_{*sessions_,
+                                std::max(kMinPendingSessionStates, 4 * options_.max_slots),
+                                kSessionWriteWaitLimit};
 };
 
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Create(

@@ -24,7 +24,6 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "engine/device_sampling.h"
 #include "engine/engine_observer.h"
 #include "engine/generation_events.h"
 #include "engine/generation_request.h"
@@ -78,9 +77,6 @@ struct SchedulerOptions {
   // boundary (step_planner.h), so a hit gives bitwise the logits of a miss. 0 in either = off.
   int prefix_block = 64;
   int64_t prefix_cache_bytes = int64_t{256} << 20;
-  // No effect (kept so callers that set it still compile): every token is selected by the
-  // sampling op where the model's logits are (device_sampling.h).
-  DeviceSampling device_sampling = DeviceSampling::kAuto;
   // Ids that end a request as eos beside the model's eos_id and the tokenizer's eos
   // (eos_ids.h): generation_config.json's eos_token_id list. Each must be in the vocabulary.
   std::vector<int32_t> extra_eos_ids;

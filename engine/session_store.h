@@ -4,8 +4,8 @@
 // one. This is the store's contract; where the states live is the implementation's business:
 // in this process (in_memory_session_store.h, the default) or in a store shared by several
 // replicas (server/redis_session_store.h, --session-store redis://host:port). Implementations
-// are thread-safe: the gRPC threads look handles up at submission, the engine thread stores
-// states when requests finish.
+// are thread-safe: the gRPC threads look handles up at submission, the session writer
+// (session_writer.h) stores states when requests finish.
 #pragma once
 
 #include <cstdint>

@@ -6,12 +6,19 @@
 // and its TTL is renewed whenever a request uses it. "One request per session at a time"
 // holds across replicas through a lock key, "slotserve:session-lock:<handle>", taken with
 // SET NX PX (a random token per hold) and deleted, only if the token is still ours, when the
-// request ends in any way; its own expiry (lock_ttl) frees a session whose replica died
-// holding it.
+// request ends in any way. The lock is a short lease (`lease`, seconds): a thread of this
+// store renews every hold this replica has while its request runs, so a replica that dies
+// holding a session frees it within one lease. A hold that could not be renewed in time may
+// have passed to another replica: the final state is written only if the lock still holds
+// our token (checked and written in one Lua script, a fencing check), so a replica that lost
+// its lease never overwrites a newer state.
 //
-// Redis being down or slow gives UNAVAILABLE quoting the store and hiredis's reason; nothing
-// here throws or aborts, and the scheduler releases the request's slot whatever the store
-// says. Redis bounds the memory (its maxmemory), so --session-memory does not apply, and
+// A connection Redis dropped (CLIENT KILL, its idle `timeout`, a restart) is noticed before
+// the next command and replaced, and a read that still finds its connection closed is sent
+// once more on a new one, so neither fails a request while Redis is up. Redis being down or
+// slow gives UNAVAILABLE naming the store, the operation, whether it timed out, and hiredis's
+// reason; nothing here throws or aborts, and the scheduler releases the request's slot whatever the
+// store says. Redis bounds the memory (its maxmemory), so --session-memory does not apply, and
 // Redis expires and evicts keys itself: stats() reports what this replica knows, the sessions
 // its requests hold right now and their bytes (DEPLOY.md, "Sessions across replicas").
 //
@@ -19,11 +26,13 @@
 // engine::SessionStore.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -47,8 +56,10 @@ absl::StatusOr<RedisAddress> ParseRedisAddress(absl::string_view url);
 
 struct RedisSessionStoreOptions {
   RedisAddress address;
-  absl::Duration ttl = absl::Minutes(30);        // --session-ttl
-  absl::Duration lock_ttl = absl::Minutes(10);   // longest a dead replica can keep a session held
+  absl::Duration ttl = absl::Minutes(30);  // --session-ttl
+  // How long a hold lasts without renewal: the longest a dead replica keeps a session held.
+  // Renewed every lease / 3 while the request runs.
+  absl::Duration lease = absl::Seconds(6);
   absl::Duration io_timeout = absl::Seconds(2);  // connecting and each command
   engine::StateBlobIdentity identity;
   std::string state_key;  // --state-key-file's key; empty: unsigned blobs
@@ -72,13 +83,25 @@ class RedisSessionStore final : public engine::SessionStore {
 
  private:
   class Reply;
-  // One command on the shared connection (reconnecting when it broke): its reply, or
-  // UNAVAILABLE with the reason. `format` is hiredis's (%s text, %b binary).
-  absl::StatusOr<Reply> Command(const char* format, ...);
-  absl::Status ConnectLocked();
+  // Whether a command may be sent twice: a read, or a write of the same value.
+  enum class Retry { kNever, kOnceOnAClosedConnection };
+  // One command on the shared connection (a new one when Redis closed it): its reply, or
+  // UNAVAILABLE naming `operation` ("reading session ss-..."), whether it timed out, and the
+  // reason. `format` is hiredis's (%s text, %b binary).
+  absl::StatusOr<Reply> Command(absl::string_view operation, Retry retry, const char* format, ...);
+  absl::Status ConnectLocked(absl::string_view operation);
+  // Drops the connection when Redis closed it while idle (it is readable: end of file).
+  void DropIfClosedLocked();
   absl::Status Unavailable(absl::string_view what) const;
   absl::StatusOr<engine::RequestState> Read(absl::string_view handle);
-  absl::Status Write(absl::string_view handle, const engine::RequestState& state, bool only_new);
+  // A new session's state (SET NX): ALREADY_EXISTS when the handle is taken.
+  absl::Status WriteNew(absl::string_view handle, const engine::RequestState& state);
+  // The final state of a held session, written only while the lock holds `token`, which it
+  // then gives up; FAILED_PRECONDITION when the lease was lost.
+  absl::Status WriteHeld(absl::string_view handle, const engine::RequestState& state,
+                         absl::string_view token);
+  // The renewal thread: every lease / 3, extends the lease of every hold this replica has.
+  void RenewLeases();
 
   const RedisSessionStoreOptions options_;
   // Guards the connection: one command at a time (hiredis contexts are not thread-safe).
@@ -91,6 +114,9 @@ class RedisSessionStore final : public engine::SessionStore {
     int64_t bytes = 0;
   };
   absl::flat_hash_map<std::string, Hold> holds_;
+  std::condition_variable renew_cv_;  // with holds_mu_: wakes the renewal thread to stop
+  bool stopping_ = false;
+  std::thread renewer_;
 };
 
 }  // namespace slotserve::server

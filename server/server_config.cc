@@ -86,10 +86,10 @@ ABSL_FLAG(std::string, max_step_latency, "auto",
           "How long an engine step that decodes may take: prompt tokens fed beside running "
           "streams are cut to stay within it, costed by the measured prefill time per token. "
           "auto = 3x the running median decode step, off = no cap, or a duration such as 20ms");
-ABSL_FLAG(std::string, device_sampling, "auto",
-          "auto, on or off; accepted for compatibility and has no effect: every token is "
-          "selected by the sampling op where the model's logits are (on the GPU for cuda), so "
-          "only token ids cross to the host");
+ABSL_FLAG(std::string, device_sampling, "",
+          "Deprecated, no effect (a warning at start-up when given, whatever its value): every "
+          "token is selected by the sampling op where the model's logits are (on the GPU for "
+          "cuda), so only token ids cross to the host");
 ABSL_FLAG(int, prefix_block, 64,
           "Prefix states: checkpoint prompts every this many tokens and start a new prompt from "
           "the longest cached block-aligned prefix (prefill chunks then never cross a block "
@@ -371,13 +371,7 @@ absl::StatusOr<ServerConfig> ParseServerCommandLine(int argc, char** argv) {
     }
     config.state_memory_bytes = *bytes;
   }
-  absl::StatusOr<engine::DeviceSampling> device_sampling =
-      engine::ParseDeviceSampling(absl::GetFlag(FLAGS_device_sampling));
-  if (!device_sampling.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--device-sampling ", device_sampling.status().message()));
-  }
-  scheduler.device_sampling = *device_sampling;
+  config.device_sampling_given = FlagGiven(normalized, "device_sampling");
   scheduler.max_queued = absl::GetFlag(FLAGS_max_queued);
   scheduler.token_budget = absl::GetFlag(FLAGS_token_budget);
   scheduler.prefill_chunk = absl::GetFlag(FLAGS_prefill_chunk);

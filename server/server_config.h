@@ -38,6 +38,8 @@ struct ServerConfig {
   // known (SlotsForStateMemory), capped by --max-slots only when that was given too.
   std::optional<int64_t> state_memory_bytes;
   bool max_slots_given = false;
+  // --device-sampling was given: deprecated and without effect, it only earns a warning.
+  bool device_sampling_given = false;
   // --state-key-file's contents (trailing newline removed): the HMAC key of exported session
   // states; empty = unsigned.
   std::string state_key;

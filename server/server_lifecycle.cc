@@ -292,6 +292,11 @@ absl::Status RunServer(const ServerConfig& config) {
         ": not a directory (expected config.json, model.safetensors and tokenizer.model; "
         "scripts/make-default-model.sh builds the default one)"));
   }
+  if (config.device_sampling_given) {
+    std::fprintf(stderr,
+                 "slotserve-server: warning: --device-sampling is deprecated and has no effect "
+                 "(every token is selected where the model's logits are); remove it\n");
+  }
   base::SetComputeThreads(config.threads);
   models::SetInt8Activations(config.int8_activations);
   // Checked before the model loads, so a bad certificate or key file fails fast.
@@ -408,21 +413,19 @@ absl::Status RunServer(const ServerConfig& config) {
   }
   const std::string keys_note =
       api_keys != nullptr ? absl::StrCat(api_keys->size(), " API keys, ") : "";
-  std::fprintf(
-      stderr,
-      "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
-      "request%s, %d state slots%s (%.1f MiB, from %s), device sampling %s, max step latency %s, "
-      "%s%slistening on "
-      "%s, metrics on http://%s/metrics\n",
-      model_name.c_str(), config.model_dir.c_str(), attention_line.c_str(),
-      kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
-      seq2seq_note.c_str(), scheduler_options.max_slots, cross_note.c_str(),
-      static_cast<double>(pool_bytes) / (1 << 20), pool_origin.c_str(),
-      engine::SamplesOnDevice(scheduler_options.device_sampling, config.backend) ? "on" : "off",
-      engine::DescribeStepLatencyTarget(scheduler_options.max_step_latency).c_str(),
-      TlsDescription(tls_files).c_str(), keys_note.c_str(),
-      WithPort(config.listen_address, grpc_port).c_str(),
-      WithPort(config.metrics_address, metrics_port).c_str());
+  std::fprintf(stderr,
+               "slotserve-server: model %s (%s), attention %s, backend %s, %lld state bytes per "
+               "request%s, %d state slots%s (%.1f MiB, from %s), max step latency %s, "
+               "%s%slistening on "
+               "%s, metrics on http://%s/metrics\n",
+               model_name.c_str(), config.model_dir.c_str(), attention_line.c_str(),
+               kernels::BackendName(config.backend), static_cast<long long>(state_bytes),
+               seq2seq_note.c_str(), scheduler_options.max_slots, cross_note.c_str(),
+               static_cast<double>(pool_bytes) / (1 << 20), pool_origin.c_str(),
+               engine::DescribeStepLatencyTarget(scheduler_options.max_step_latency).c_str(),
+               TlsDescription(tls_files).c_str(), keys_note.c_str(),
+               WithPort(config.listen_address, grpc_port).c_str(),
+               WithPort(config.metrics_address, metrics_port).c_str());
   std::fflush(stderr);
 
   DrainAndStop(WaitForShutdownSignal(api_keys.get()), config.drain_timeout, *scheduler, service,

@@ -1,6 +1,7 @@
 #include "clients/cli/rpc_errors.h"
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace slotserve::clients {
@@ -12,6 +13,12 @@ std::string DescribeRpcFailure(const grpc::Status& status, const std::string& se
                    ": ", status.error_message());
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
+      if (absl::StartsWith(status.error_message(), "session store")) {
+        return absl::StrCat("the server at ", server,
+                            " answered, but its session store is unreachable (requests without "
+                            "a session still work there): ",
+                            detail);
+      }
       // Both "nothing listens there" and "the server is draining" arrive as UNAVAILABLE.
       return absl::StrCat("cannot reach the server at ", server,
                           " or it is shutting down (is slotserve-server running there? does it "

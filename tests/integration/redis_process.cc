@@ -85,6 +85,10 @@ void RedisProcess::Kill() {
   pid_ = -1;
 }
 
+void RedisProcess::Signal(int signal) {
+  if (pid_ > 0) kill(pid_, signal);
+}
+
 RedisProcess::~RedisProcess() { Kill(); }
 
 }  // namespace slotserve::testing

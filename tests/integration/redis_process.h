@@ -22,6 +22,8 @@ class RedisProcess {
   std::string url() const;  // "redis://127.0.0.1:PORT"
   // SIGKILL and wait: Redis is gone, as when its machine dies.
   void Kill();
+  // Sends `signal` (SIGSTOP: Redis hangs, as in a partition; SIGCONT: it goes on).
+  void Signal(int signal);
 
  private:
   RedisProcess() = default;

@@ -1,7 +1,7 @@
 // Start-up flags that size the server: the state pool derived from --state-memory (DESIGN §4),
-// capped by --max-slots, and a budget too small for one request refused before serving; and
-// --device-sampling (token sampling on the model's device) parsed, reported and serving; a
-// --served-model-name a client could not send back refused.
+// capped by --max-slots, and a budget too small for one request refused before serving; the
+// deprecated --device-sampling accepted with one warning and no effect; a --served-model-name a
+// client could not send back refused.
 #include <string>
 #include <thread>
 
@@ -77,12 +77,17 @@ TEST_F(StartupFlagsTest, AMalformedBudgetIsRefusedNamingTheFlag) {
   EXPECT_TRUE(absl::StrContains(output, "--state-memory: expected a byte size")) << output;
 }
 
-TEST_F(StartupFlagsTest, DeviceSamplingOnServesAndIsReported) {
-  ASSERT_NO_FATAL_FAILURE(StartServer({"--device-sampling=on"}));
-  EXPECT_TRUE(absl::StrContains(server_->log(), "device sampling on")) << server_->log();
-  const StreamResult stream = Generate(*stub_, GreedyTextRequest("in the beginning", 12));
-  ASSERT_TRUE(stream.status.ok()) << stream.status.error_message();
-  EXPECT_EQ(stream.ids.size(), 12u);
+constexpr char kDeviceSamplingWarning[] =
+    "warning: --device-sampling is deprecated and has no effect";
+
+// Counts the non-overlapping occurrences of `needle` in `text`.
+size_t Occurrences(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos;
+       at = text.find(needle, at + needle.size())) {
+    ++count;
+  }
+  return count;
 }
 
 TEST_F(StartupFlagsTest, AnAllowedOriginWithAPathIsRefusedQuotingIt) {
@@ -93,9 +98,19 @@ TEST_F(StartupFlagsTest, AnAllowedOriginWithAPathIsRefusedQuotingIt) {
       << output;
 }
 
-TEST_F(StartupFlagsTest, ABadDeviceSamplingModeIsRefusedNamingTheFlag) {
-  const std::string output = RefusedStartupOutput("--device-sampling=maybe");
-  EXPECT_TRUE(absl::StrContains(output, "--device-sampling must be auto")) << output;
+TEST_F(StartupFlagsTest, TheDeprecatedDeviceSamplingFlagWarnsOnceAndServesTheSameTokens) {
+  ASSERT_NO_FATAL_FAILURE(StartServer({}));
+  EXPECT_FALSE(absl::StrContains(server_->log(), kDeviceSamplingWarning)) << server_->log();
+  const StreamResult without = Generate(*stub_, GreedyTextRequest("in the beginning", 12));
+  ASSERT_TRUE(without.status.ok()) << without.status.error_message();
+  // Any value, the former modes and others alike: the flag is read by nothing.
+  for (const char* flag : {"--device-sampling=off", "--device-sampling=maybe"}) {
+    ASSERT_NO_FATAL_FAILURE(StartServer({flag}));
+    EXPECT_EQ(Occurrences(server_->log(), kDeviceSamplingWarning), 1u) << server_->log();
+    const StreamResult with = Generate(*stub_, GreedyTextRequest("in the beginning", 12));
+    ASSERT_TRUE(with.status.ok()) << with.status.error_message();
+    EXPECT_EQ(with.ids, without.ids) << flag;
+  }
 }
 
 TEST_F(StartupFlagsTest, AServedModelNameWithSpacesIsRefusedQuotingIt) {

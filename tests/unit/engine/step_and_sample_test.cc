@@ -1,8 +1,7 @@
-// Selection on the model's device (LanguageModel::StepAndSample), the one decode path: the
-// mode flag (accepted, no effect), RequestSampler's row/Accept split, what a request's row
-// carries, StepAndSample's tokens against the host op on Step's logits, and whole scheduler
-// runs on a golden CPU model giving the same token streams under every mode, every decode
-// through StepAndSample, requests with penalties, masks and logprobs included.
+// Selection on the model's device (LanguageModel::StepAndSample), the one decode path:
+// RequestSampler's row/Accept split, what a request's row carries, StepAndSample's tokens
+// against the host op on Step's logits, and whole scheduler runs on a golden CPU model with
+// every decode through StepAndSample, requests with penalties, masks and logprobs included.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,7 +12,6 @@
 #include <vector>
 
 #include "engine/active_request.h"
-#include "engine/device_sampling.h"
 #include "engine/sampler.h"
 #include "engine/scheduler.h"
 #include "models/language_model.h"
@@ -25,32 +23,6 @@ namespace {
 
 std::filesystem::path GoldenModelDir(const std::string& name) {
   return std::filesystem::path(SLOTSERVE_SOURCE_DIR) / "tests/golden/models" / name;
-}
-
-TEST(DeviceSamplingModeTest, ParsesTheFlagSpellingsAndRefusesOthers) {
-  EXPECT_EQ(*ParseDeviceSampling("auto"), DeviceSampling::kAuto);
-  EXPECT_EQ(*ParseDeviceSampling("on"), DeviceSampling::kAlways);
-  EXPECT_EQ(*ParseDeviceSampling("off"), DeviceSampling::kNever);
-  for (const char* bad : {"", "yes", "ON", "cuda"}) {
-    const absl::StatusOr<DeviceSampling> parsed = ParseDeviceSampling(bad);
-    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
-    EXPECT_NE(parsed.status().message().find("auto"), std::string::npos) << parsed.status();
-  }
-  for (DeviceSampling mode :
-       {DeviceSampling::kAuto, DeviceSampling::kAlways, DeviceSampling::kNever}) {
-    EXPECT_EQ(*ParseDeviceSampling(DeviceSamplingName(mode)), mode);
-  }
-}
-
-// Every token is selected where the logits are, whatever the mode (the flag has no effect).
-TEST(DeviceSamplingModeTest, EveryModeSelectsOnTheModelsDevice) {
-  using kernels::Backend;
-  for (DeviceSampling mode :
-       {DeviceSampling::kAuto, DeviceSampling::kAlways, DeviceSampling::kNever}) {
-    for (Backend backend : {Backend::kCuda, Backend::kCpu, Backend::kReference}) {
-      EXPECT_TRUE(SamplesOnDevice(mode, backend)) << DeviceSamplingName(mode);
-    }
-  }
 }
 
 std::vector<float> Logits(int vocab, int salt) {
@@ -268,8 +240,7 @@ struct RunResult {
 };
 
 // Runs `requests` concurrently (all submitted before the engine starts) to the end.
-RunResult RunAll(const std::string& variant, DeviceSampling mode,
-                 const std::vector<GenerationRequest>& requests) {
+RunResult RunAll(const std::string& variant, const std::vector<GenerationRequest>& requests) {
   RunResult result;
   auto loaded = models::LanguageModel::Load(GoldenModelDir(variant), kernels::Backend::kCpu);
   EXPECT_TRUE(loaded.ok()) << loaded.status();
@@ -279,7 +250,6 @@ RunResult RunAll(const std::string& variant, DeviceSampling mode,
   SchedulerOptions options;
   options.max_slots = 16;
   options.prefill_chunk = 8;
-  options.device_sampling = mode;
   auto scheduler = Scheduler::Create(std::move(model), nullptr, options);
   EXPECT_TRUE(scheduler.ok()) << scheduler.status();
   if (!scheduler.ok()) return result;
@@ -337,7 +307,7 @@ std::vector<GenerationRequest> DeviceFriendlyRequests() {
   return requests;
 }
 
-class SchedulerDeviceSamplingTest : public ::testing::TestWithParam<std::string> {
+class SchedulerStepAndSampleTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     if (!std::filesystem::exists(GoldenModelDir(GetParam()) / "config.json")) {
@@ -346,24 +316,20 @@ class SchedulerDeviceSamplingTest : public ::testing::TestWithParam<std::string>
   }
 };
 
-TEST_P(SchedulerDeviceSamplingTest, EveryModeGivesTheSameTokenStreamsThroughStepAndSample) {
+TEST_P(SchedulerStepAndSampleTest, EveryTokenComesFromTheSelectionOpAndRunsRepeat) {
   const std::vector<GenerationRequest> requests = DeviceFriendlyRequests();
-  const RunResult off = RunAll(GetParam(), DeviceSampling::kNever, requests);
-  const RunResult on = RunAll(GetParam(), DeviceSampling::kAlways, requests);
-  const RunResult automatic = RunAll(GetParam(), DeviceSampling::kAuto, requests);
-  ASSERT_EQ(off.ids.size(), requests.size());
-  EXPECT_EQ(on.ids, off.ids);
-  EXPECT_EQ(automatic.ids, off.ids);
-  for (size_t i = 0; i < requests.size(); ++i) EXPECT_FALSE(off.ids[i].empty()) << i;
-  for (const RunResult* run : {&off, &on, &automatic}) {
-    EXPECT_EQ(run->steps, 0) << "no decode step bypasses the selection op";
-    EXPECT_GT(run->sampled_steps, 0);
-    EXPECT_EQ(run->sampled_prefills, static_cast<int>(requests.size()))
-        << "every first token comes from PrefillAndSample";
-  }
+  const RunResult first = RunAll(GetParam(), requests);
+  const RunResult again = RunAll(GetParam(), requests);
+  ASSERT_EQ(first.ids.size(), requests.size());
+  EXPECT_EQ(again.ids, first.ids) << "seeded and greedy requests repeat their tokens";
+  for (size_t i = 0; i < requests.size(); ++i) EXPECT_FALSE(first.ids[i].empty()) << i;
+  EXPECT_EQ(first.steps, 0) << "no decode step bypasses the selection op";
+  EXPECT_GT(first.sampled_steps, 0);
+  EXPECT_EQ(first.sampled_prefills, static_cast<int>(requests.size()))
+      << "every first token comes from PrefillAndSample";
 }
 
-TEST_P(SchedulerDeviceSamplingTest, RequestsWithPenaltiesMasksAndLogprobsShareTheOneDecodePath) {
+TEST_P(SchedulerStepAndSampleTest, RequestsWithPenaltiesMasksAndLogprobsShareTheOneDecodePath) {
   std::vector<GenerationRequest> requests = DeviceFriendlyRequests();
   GenerationRequest logprobs = requests[1];
   logprobs.logprobs.enabled = true;
@@ -379,10 +345,8 @@ TEST_P(SchedulerDeviceSamplingTest, RequestsWithPenaltiesMasksAndLogprobsShareTh
   requests.push_back(penalised);
   requests.push_back(min_new);
 
-  const RunResult off = RunAll(GetParam(), DeviceSampling::kNever, requests);
-  const RunResult on = RunAll(GetParam(), DeviceSampling::kAlways, requests);
-  ASSERT_EQ(off.ids.size(), requests.size());
-  EXPECT_EQ(on.ids, off.ids);
+  const RunResult on = RunAll(GetParam(), requests);
+  ASSERT_EQ(on.ids.size(), requests.size());
   EXPECT_EQ(on.steps, 0) << "batches with the logprobs/penalty request use StepAndSample too";
   EXPECT_GT(on.sampled_steps, 0);
   // The logprobs request gets one logprob entry per token, and asking for them changes nothing
@@ -393,10 +357,10 @@ TEST_P(SchedulerDeviceSamplingTest, RequestsWithPenaltiesMasksAndLogprobsShareTh
   EXPECT_EQ(entries, on.ids[logprobs_index].size());
   std::vector<GenerationRequest> without = requests;
   without[logprobs_index].logprobs = {};
-  EXPECT_EQ(RunAll(GetParam(), DeviceSampling::kAuto, without).ids, on.ids);
+  EXPECT_EQ(RunAll(GetParam(), without).ids, on.ids);
 }
 
-INSTANTIATE_TEST_SUITE_P(GoldenModels, SchedulerDeviceSamplingTest,
+INSTANTIATE_TEST_SUITE_P(GoldenModels, SchedulerStepAndSampleTest,
                          ::testing::Values("abc", "softmax"));
 
 }  // namespace
