@@ -3,12 +3,16 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "base/json_document.h"
+#include "base/json_fields.h"
 #include "base/status_macros.h"
-#include "models/json_document.h"
-#include "models/json_fields.h"
 #include "models/shared_config_keys.h"
 
 namespace slotserve::models {
+
+using base::JsonFields;
+using base::JsonForMessage;
+using base::ParseJsonDocument;
 namespace {
 
 // eos_token_id: one id or a non-empty list of ids, each in the vocabulary.
