@@ -48,7 +48,9 @@ TEST(MaxContextTest, EndsGenerationAtTheServedContext) {
 TEST(MaxContextTest, RefusesALongerPrompt) {
   std::unique_ptr<Scheduler> scheduler = Create(1000, 8);
   ASSERT_NE(scheduler, nullptr);
-  const absl::Status status = scheduler->CheckRequest(Greedy({3, 3, 3, 3, 3, 3, 3, 3, 3}, 1));
+  auto sink = std::make_shared<RecordingSink>();
+  const absl::Status status =
+      scheduler->Submit(Greedy({3, 3, 3, 3, 3, 3, 3, 3, 3}, 1), sink).status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(status.message().find("prompt must be at most 8 tokens"), std::string::npos) << status;
 }
