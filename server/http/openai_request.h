@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,8 @@
 
 namespace slotserve::server::http {
 
+class JinjaChatTemplate;
+
 enum class Endpoint { kCompletions, kChat };
 
 // What the parser needs to know about the served model.
@@ -32,6 +35,8 @@ struct ServedModel {
   const engine::Tokenizer* tokenizer = nullptr;  // null: text prompts are refused
   int bos_id = -1;                               // prepended to text prompts (< 0: none)
   const ChatTemplate* chat_template = nullptr;   // required for chat
+  // The checkpoint's own template (jinja_chat_template.h), used instead when not null.
+  std::shared_ptr<const JinjaChatTemplate> jinja_chat_template;
   // Encoder-decoder models (openai_source.h): "source" is required, "prompt" optional.
   bool seq2seq = false;
   int eos_id = -1;                // ends a text source
@@ -79,7 +84,10 @@ absl::Status RequireObject(const nlohmann::json& body);
 
 absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
                                                      const ServedModel& model);
-absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
-                                               const ServedModel& model);
+// `ordered_body` is the body with its keys in the order sent, for a Jinja chat template (which
+// prints tool schemas as given); null: `body`'s order.
+absl::StatusOr<OpenAiRequest> ParseChatRequest(
+    const nlohmann::json& body, const ServedModel& model,
+    const nlohmann::ordered_json* ordered_body = nullptr);
 
 }  // namespace slotserve::server::http

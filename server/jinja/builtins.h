@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "server/jinja/value.h"
 
@@ -11,6 +12,10 @@ namespace slotserve::server::jinja {
 
 Value ApplyFilter(const std::string& name, const Value& input, const CallArguments& arguments);
 bool ApplyTest(const std::string& name, const Value& input, const CallArguments& arguments);
+// Whether a filter or test of that name exists: the parser refuses others, as jinja2 does when
+// it compiles a template.
+bool IsFilter(std::string_view name);
+bool IsTest(std::string_view name);
 
 // obj.name: a method of a str, dict or list (bound to it), else a dict's item, else undefined.
 Value GetAttribute(const Value& object, const std::string& name);

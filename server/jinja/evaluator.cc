@@ -76,9 +76,15 @@ Value Arithmetic(const std::string& op, const Value& left, const Value& right, i
     }
     if (op == "**") {
       if (b < 0) return Value(std::pow(static_cast<double>(a), static_cast<double>(b)));
-      int64_t result = 1;
-      for (int64_t i = 0; i < b; ++i) result *= a;
-      return Value(result);
+      // By squaring: an exponent from the template's data must not cost its value in steps.
+      // Python's int has no limit; past int64's range the result wraps.
+      uint64_t result = 1;
+      uint64_t base = static_cast<uint64_t>(a);
+      for (uint64_t exponent = static_cast<uint64_t>(b); exponent > 0; exponent >>= 1) {
+        if (exponent & 1) result *= base;
+        base *= base;
+      }
+      return Value(static_cast<int64_t>(result));
     }
   }
   const double a = left.as_number();

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/jinja/builtins.h"
+
 namespace slotserve::server::jinja {
 
 ExprPtr ExpressionParser::ParseTuple(bool with_condition) {
@@ -319,6 +321,7 @@ ExprPtr ExpressionParser::ParseFilterChain(ExprPtr node, bool first) {
   auto filter = MakeExpr(Expr::Kind::kFilter, Current().line);
   filter->name = ExpectName();
   while (SkipOperator(".")) filter->name += "." + ExpectName();
+  if (!IsFilter(filter->name)) Raise("no filter named '" + filter->name + "'", filter->line);
   filter->children.push_back(node);
   if (IsOperator("(")) ParseArguments(*filter);
   if (first && IsOperator("|")) return ParseFilters(filter);
@@ -331,6 +334,7 @@ ExprPtr ExpressionParser::ParseTest(ExprPtr node) {
   test->negated = SkipName("not");
   test->name = ExpectName();
   while (SkipOperator(".")) test->name += "." + ExpectName();
+  if (!IsTest(test->name)) Raise("no test named '" + test->name + "'", test->line);
   test->children.push_back(node);
   if (IsOperator("(")) {
     ParseArguments(*test);

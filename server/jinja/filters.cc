@@ -138,7 +138,19 @@ const Value& First(const CallArguments& args, const char* filter) {
   return args.positional[0];
 }
 
+constexpr std::string_view kFilterNames[] = {
+    "abs",    "attr",   "capitalize",  "count",      "d",      "default",    "e",       "escape",
+    "first",  "float",  "forceescape", "indent",     "int",    "items",      "join",    "last",
+    "length", "list",   "lower",       "map",        "reject", "rejectattr", "replace", "reverse",
+    "round",  "safe",   "select",      "selectattr", "string", "sum",        "title",   "tojson",
+    "trim",   "unique", "upper",       "wordcount"};
+
 }  // namespace
+
+bool IsFilter(std::string_view name) {
+  return std::find(std::begin(kFilterNames), std::end(kFilterNames), name) !=
+         std::end(kFilterNames);
+}
 
 Value ApplyFilter(const std::string& name, const Value& input, const CallArguments& args) {
   if (name == "default" || name == "d") {

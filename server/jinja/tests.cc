@@ -21,7 +21,18 @@ int Order(const Value& a, const Value& b) {
   Raise("cannot compare '" + a.TypeName() + "' and '" + b.TypeName() + "'");
 }
 
+constexpr std::string_view kTestNames[] = {
+    "!=",       "<",           "<=",      "==",        ">",       ">=",       "boolean", "callable",
+    "defined",  "divisibleby", "eq",      "equalto",   "escaped", "even",     "false",   "float",
+    "ge",       "greaterthan", "gt",      "in",        "integer", "iterable", "le",      "lessthan",
+    "lower",    "lt",          "mapping", "ne",        "none",    "number",   "odd",     "sameas",
+    "sequence", "string",      "true",    "undefined", "upper"};
+
 }  // namespace
+
+bool IsTest(std::string_view name) {
+  return std::find(std::begin(kTestNames), std::end(kTestNames), name) != std::end(kTestNames);
+}
 
 bool ApplyTest(const std::string& name, const Value& input, const CallArguments& arguments) {
   if (name == "defined") return !input.is_undefined();
