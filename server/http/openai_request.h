@@ -35,12 +35,13 @@ struct ServedModel {
   const engine::Tokenizer* tokenizer = nullptr;  // null: text prompts are refused
   int bos_id = -1;                               // prepended to text prompts (< 0: none)
   const ChatTemplate* chat_template = nullptr;   // required for chat
-  // The checkpoint's own template (jinja_chat_template.h), used instead when not null.
-  std::shared_ptr<const JinjaChatTemplate> jinja_chat_template;
   // Encoder-decoder models (openai_source.h): "source" is required, "prompt" optional.
   bool seq2seq = false;
   int eos_id = -1;                // ends a text source
   int64_t max_prompt_tokens = 0;  // --max-prompt-tokens: /tokenize's max_model_len
+  // The checkpoint's own chat template (jinja_chat_template.h), used instead of chat_template
+  // when not null. Last, so that positional initialisers above keep their meaning.
+  std::shared_ptr<const JinjaChatTemplate> jinja_chat_template;
 };
 
 // As OpenAI's legacy completions API (and vLLM's): max_tokens when the request sets none.

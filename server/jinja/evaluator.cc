@@ -141,6 +141,8 @@ bool Contains(const Value& container, const Value& item, int line) {
 
 class Evaluator {
  public:
+  static constexpr int kMaxCallDepth = 200;
+
   Flow Execute(const Body& body, const std::shared_ptr<Scope>& scope, std::string& out) {
     for (const NodePtr& node : body) {
       const Flow flow = ExecuteNode(*node, scope, out);
@@ -286,7 +288,20 @@ class Evaluator {
   // A macro (or a call block's caller) as a callable: its parameters bound from the call's
   // arguments in a scope of its own, its body's text the result.
   Value MakeMacro(const Node& node, const std::string& name, const std::shared_ptr<Scope>& scope) {
-    return Value::Function(name, [this, &node, scope](const CallArguments& args) {
+    // Weakly: the macro is stored in the scope it captures, and a strong reference would keep
+    // both alive past the render. The scope outlives every call made while rendering.
+    std::weak_ptr<Scope> defining_scope = scope;
+    return Value::Function(name, [this, &node, defining_scope](const CallArguments& args) {
+      const std::shared_ptr<Scope> scope = defining_scope.lock();
+      if (scope == nullptr) Raise("macro '" + node.text + "' called after its template ended");
+      // A macro that calls itself without end fails the render, as Python's recursion limit
+      // fails jinja2's, rather than the process's stack.
+      if (call_depth_ >= kMaxCallDepth) Raise("maximum recursion depth exceeded in macro calls");
+      ++call_depth_;
+      struct Leave {
+        int& depth;
+        ~Leave() { --depth; }
+      } leave{call_depth_};
       auto call_scope = std::make_shared<Scope>(scope);
       size_t positional = 0;
       for (size_t i = 0; i < node.parameters.size(); ++i) {
@@ -450,6 +465,8 @@ class Evaluator {
     if (op == ">=") return Value(Compare(left, right, op, expr.line) >= 0);
     return Arithmetic(op, left, right, expr.line);
   }
+
+  int call_depth_ = 0;
 };
 
 }  // namespace

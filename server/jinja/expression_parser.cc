@@ -227,7 +227,11 @@ ExprPtr ExpressionParser::ParsePostfix(ExprPtr node) {
       if (Current().kind == TokenKind::kInteger) {
         auto item = MakeExpr(Expr::Kind::kItem, line);
         auto index = MakeExpr(Expr::Kind::kLiteral, line);
-        index->literal = Value(static_cast<int64_t>(std::stoll(Current().text)));
+        try {
+          index->literal = Value(static_cast<int64_t>(std::stoll(Current().text)));
+        } catch (const std::exception&) {
+          Raise("integer literal " + Current().text + " is too large", line);
+        }
         Advance();
         item->children = {node, index};
         node = item;

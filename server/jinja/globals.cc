@@ -61,12 +61,14 @@ Value StrftimeNow(const CallArguments& args) {
 
 }  // namespace
 
-void AddGlobals(Scope& scope) {
+void AddGlobals(Scope& scope, std::shared_ptr<NamespaceList> namespaces) {
   scope.Set("range", Value::Function("range", Range));
   scope.Set("dict", Value::Function(
                         "dict", [](const CallArguments& args) { return MakeDict(args, false); }));
-  scope.Set("namespace", Value::Function("namespace", [](const CallArguments& args) {
-              return MakeDict(args, true);
+  scope.Set("namespace", Value::Function("namespace", [namespaces](const CallArguments& args) {
+              Value made = MakeDict(args, true);
+              namespaces->push_back(std::get<std::shared_ptr<DictValue>>(made.data()));
+              return made;
             }));
   scope.Set("raise_exception",
             Value::Function("raise_exception", [](const CallArguments& args) -> Value {

@@ -23,6 +23,9 @@ absl::StatusOr<Template> Template::Compile(std::string_view source, std::string 
     return Template(std::move(body), std::move(origin));
   } catch (const TemplateError& error) {
     return ToStatus(error, origin);
+  } catch (const std::exception& error) {
+    // std::out_of_range from a number literal past int64 or double.
+    return absl::InvalidArgumentError(origin + ": " + error.what());
   }
 }
 
@@ -30,9 +33,19 @@ absl::StatusOr<std::string> Template::Render(const nlohmann::ordered_json& varia
   if (!variables.is_object()) {
     return absl::InvalidArgumentError(origin_ + ": the variables must be a JSON object");
   }
+  auto namespaces = std::make_shared<NamespaceList>();
+  // Empties the render's namespaces however it ends (see NamespaceList).
+  struct EmptyNamespaces {
+    NamespaceList& list;
+    ~EmptyNamespaces() {
+      for (const std::weak_ptr<DictValue>& made : list) {
+        if (std::shared_ptr<DictValue> alive = made.lock()) alive->entries.clear();
+      }
+    }
+  } empty_namespaces{*namespaces};
   try {
     auto globals = std::make_shared<Scope>();
-    AddGlobals(*globals);
+    AddGlobals(*globals, namespaces);
     auto scope = std::make_shared<Scope>(globals);
     for (const auto& [name, value] : variables.items()) scope->Set(name, Value::FromJson(value));
     std::string out;

@@ -99,6 +99,7 @@ class Value {
   const CallableValue& as_callable() const {
     return *std::get<std::shared_ptr<CallableValue>>(data_);
   }
+  const Data& data() const { return data_; }
   const std::string& undefined_hint() const { return std::get<UndefinedValue>(data_).hint; }
 
   // Python's bool(x).
