@@ -20,6 +20,8 @@ packages=(
   python3 python3-torch python3-numpy python3-sentencepiece python3-protobuf
   # The Python client (clients/python; its stubs come from protoc + grpc_python_plugin above).
   python3-grpcio
+  # The chat-template oracle (tests/hf_oracle): jinja2, the library Hugging Face renders with.
+  python3-jinja2
   bible-kjv bible-kjv-text
   # The Spanish→English translation corpus (scripts/make-translation-corpus.sh): the
   # Reina-Valera 1909, World English Bible and KJV SWORD modules, read with python3-sword
@@ -44,6 +46,9 @@ if [ "${SLOTSERVE_SKIP_DEPLOY_CHECKS:-0}" != 1 ]; then
   # Real tokenizer.json files and transformers.js' tokenizer, the tokenizer oracle
   # (tests/unit/hf_tokenizer).
   "$(dirname "$0")/../tests/unit/hf_tokenizer/install.sh" || true
+  # Real tokenizer files and chat templates of Hub checkpoints for the oracle tests
+  # (tests/hf_oracle).
+  "$(dirname "$0")/../tests/hf_oracle/install.sh" || true
 fi
 
 missing=()

@@ -40,6 +40,7 @@
 #include "server/grpc/session_transfer.h"
 #include "server/grpc/slotserve_service.h"
 #include "server/http/http_front_end.h"
+#include "server/http/jinja_chat_template.h"
 #include "server/http/metrics_route.h"
 #include "server/redis_session_store.h"
 #include "server/server_metrics.h"
@@ -195,9 +196,12 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   if (config.http_address.empty()) return nullptr;
   SLOTSERVE_ASSIGN_OR_RETURN(http::ChatTemplate chat_template,
                              http::ChatTemplate::LoadFromModelDir(model_dir));
-  const std::string template_origin = chat_template.origin();
+  std::string template_origin = chat_template.origin();
   if (scheduler.tokenizer() != nullptr) chat_template.AddStopsAsWrittenBy(*scheduler.tokenizer());
   http::ServedModel model{model_name, scheduler.tokenizer(), scheduler.model_config().bos_id};
+  // The checkpoint's own Jinja template, when the directory has one, replaces the simple one.
+  SLOTSERVE_ASSIGN_OR_RETURN(model.jinja_chat_template,
+                             http::JinjaChatTemplate::LoadFromModelDir(model_dir));
   model.seq2seq = scheduler.seq2seq() != nullptr;
   model.eos_id = scheduler.model_config().eos_id;
   model.max_prompt_tokens = scheduler.options().max_prompt_tokens;
@@ -206,6 +210,9 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   model.sampling_defaults = scheduler.options().sampling_defaults;
   model.eos_ids = scheduler.eos_ids();
   model.max_context = scheduler.max_context();
+  if (model.jinja_chat_template != nullptr) {
+    template_origin = absl::StrCat("Jinja, ", model.jinja_chat_template->origin());
+  }
   SLOTSERVE_ASSIGN_OR_RETURN(
       std::unique_ptr<http::HttpFrontEnd> front_end,
       http::HttpFrontEnd::Start(

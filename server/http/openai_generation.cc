@@ -135,6 +135,11 @@ absl::StatusOr<OpenAiRequest> Parse(Endpoint endpoint, const std::string& body,
                                     const ServedModel& model) {
   SLOTSERVE_ASSIGN_OR_RETURN(const nlohmann::json json,
                              base::ParseJsonDocument(body, "request body"));
+  if (endpoint == Endpoint::kChat && model.jinja_chat_template != nullptr) {
+    // The same document again, its keys in the order sent (it parsed above, so it parses).
+    const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(body);
+    return ParseChatRequest(json, model, &ordered);
+  }
   return endpoint == Endpoint::kChat ? ParseChatRequest(json, model)
                                      : ParseCompletionRequest(json, model);
 }

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "base/json_document.h"
 #include "base/status_macros.h"
+#include "server/http/jinja_chat_prompt.h"
 #include "server/http/json_params.h"
 #include "server/http/openai_inert_fields.h"
 #include "server/http/openai_prompts.h"
@@ -268,9 +269,10 @@ absl::StatusOr<std::vector<ChatMessage>> ReadMessages(JsonParams& params,
 }
 
 // Tool calling and structured output are not supported; their "off" values are accepted.
-absl::Status CheckNoTools(JsonParams& params) {
+// With the checkpoint's Jinja template, `tools` go into its prompt (jinja_chat_prompt.h).
+absl::Status CheckNoTools(JsonParams& params, bool template_takes_tools) {
   const nlohmann::json* tools = params.Get("tools");
-  if (tools != nullptr && !(tools->is_array() && tools->empty())) {
+  if (!template_takes_tools && tools != nullptr && !(tools->is_array() && tools->empty())) {
     return Unsupported("tools", "tool calling is not supported by this server");
   }
   const nlohmann::json* choice = params.Get("tool_choice");
@@ -285,6 +287,29 @@ absl::Status CheckNoTools(JsonParams& params) {
                        absl::StrCat("only {\"type\": \"text\"} is supported, got ",
                                     base::JsonForMessage(*format)));
   }
+  return absl::OkStatus();
+}
+
+// The prompt ids of a chat request: the checkpoint's Jinja template when the model has one,
+// else the server's simple template (chat_template.h).
+absl::Status ReadChatPrompt(JsonParams& params, const nlohmann::json& body,
+                            const nlohmann::ordered_json* ordered_body, const ServedModel& model,
+                            OpenAiRequest* request) {
+  if (model.jinja_chat_template != nullptr) {
+    SLOTSERVE_ASSIGN_OR_RETURN(
+        request->generation.prompt_ids,
+        RenderJinjaChatPrompt(
+            params, ordered_body != nullptr ? *ordered_body : nlohmann::ordered_json(body), model));
+    return absl::OkStatus();
+  }
+  SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<ChatMessage> messages,
+                             ReadMessages(params, *model.chat_template));
+  bool add_generation_prompt = true;
+  SLOTSERVE_RETURN_IF_ERROR(params.Bool("add_generation_prompt", &add_generation_prompt));
+  SLOTSERVE_ASSIGN_OR_RETURN(
+      request->generation.prompt_ids,
+      EncodeText(model.chat_template->Render(messages, add_generation_prompt), "messages",
+                 model.tokenizer, model.bos_id));
   return absl::OkStatus();
 }
 
@@ -339,8 +364,8 @@ absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
   return request;
 }
 
-absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
-                                               const ServedModel& model) {
+absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body, const ServedModel& model,
+                                               const nlohmann::ordered_json* ordered_body) {
   SLOTSERVE_RETURN_IF_ERROR(RequireObject(body));
   JsonParams params(body);
   OpenAiRequest request;
@@ -348,16 +373,11 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
   request.names.top_logprobs = "top_logprobs";
   SLOTSERVE_RETURN_IF_ERROR(RefuseChatForSeq2seq(model));
   SLOTSERVE_RETURN_IF_ERROR(ReadCommon(params, model, Endpoint::kChat, &request));
-  SLOTSERVE_ASSIGN_OR_RETURN(const std::vector<ChatMessage> messages,
-                             ReadMessages(params, *model.chat_template));
-  bool add_generation_prompt = true;
-  SLOTSERVE_RETURN_IF_ERROR(params.Bool("add_generation_prompt", &add_generation_prompt));
-  SLOTSERVE_ASSIGN_OR_RETURN(
-      request.generation.prompt_ids,
-      EncodeText(model.chat_template->Render(messages, add_generation_prompt), "messages",
-                 model.tokenizer, model.bos_id));
+  SLOTSERVE_RETURN_IF_ERROR(ReadChatPrompt(params, body, ordered_body, model, &request));
   std::vector<std::string>& stops = request.generation.stopping.stop_sequences;
-  const std::vector<std::string>& template_stops = model.chat_template->stop();
+  const std::vector<std::string> template_stops = model.jinja_chat_template != nullptr
+                                                      ? std::vector<std::string>()
+                                                      : model.chat_template->stop();
   if (request.generation.beam.enabled() && !template_stops.empty()) {
     return Unsupported(
         "use_beam_search",
@@ -376,7 +396,7 @@ absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
       return InvalidValue("top_logprobs", "top_logprobs needs \"logprobs\": true");
     }
   }
-  SLOTSERVE_RETURN_IF_ERROR(CheckNoTools(params));
+  SLOTSERVE_RETURN_IF_ERROR(CheckNoTools(params, model.jinja_chat_template != nullptr));
   RankWithLogprobs(&request);
   SLOTSERVE_RETURN_IF_ERROR(params.CheckAllKnown());
   return request;

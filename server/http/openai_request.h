@@ -32,7 +32,10 @@ absl::Status RequireObject(const nlohmann::json& body);
 
 absl::StatusOr<OpenAiRequest> ParseCompletionRequest(const nlohmann::json& body,
                                                      const ServedModel& model);
-absl::StatusOr<OpenAiRequest> ParseChatRequest(const nlohmann::json& body,
-                                               const ServedModel& model);
+// `ordered_body` is the body with its keys in the order sent, for a Jinja chat template (which
+// prints tool schemas as given); null: `body`'s order.
+absl::StatusOr<OpenAiRequest> ParseChatRequest(
+    const nlohmann::json& body, const ServedModel& model,
+    const nlohmann::ordered_json* ordered_body = nullptr);
 
 }  // namespace slotserve::server::http

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,8 @@
 #include "server/http/chat_template.h"
 
 namespace slotserve::server::http {
+
+class JinjaChatTemplate;
 
 struct ServedModel {
   std::string name;                              // what "model" must say, when given
@@ -31,6 +34,9 @@ struct ServedModel {
   std::vector<int32_t> eos_ids = {};
   // engine::Scheduler::max_context: GET /v1/models' max_model_len (vLLM's name).
   int64_t max_context = 0;
+  // The checkpoint's own chat template (jinja_chat_template.h), used instead of chat_template
+  // when not null.
+  std::shared_ptr<const JinjaChatTemplate> jinja_chat_template;
 };
 
 }  // namespace slotserve::server::http

@@ -33,6 +33,7 @@ absl::StatusOr<nlohmann::json> ReadBody(const httplib::Request& request, const S
 // (the chat template rendered, as /v1/chat/completions does); without BOS when
 // add_special_tokens is false.
 absl::StatusOr<nlohmann::ordered_json> Tokenize(const nlohmann::json& body,
+                                                const std::string& raw_body,
                                                 const ServedModel& model) {
   JsonParams params(body);
   bool add_special_tokens = true;
@@ -44,7 +45,16 @@ absl::StatusOr<nlohmann::ordered_json> Tokenize(const nlohmann::json& body,
     nlohmann::json chat = body;
     chat.erase("add_special_tokens");
     chat.erase("return_token_strs");
-    SLOTSERVE_ASSIGN_OR_RETURN(OpenAiRequest parsed, ParseChatRequest(chat, model));
+    // A Jinja chat template prints tool schemas with their keys in the order sent.
+    nlohmann::ordered_json ordered;
+    if (model.jinja_chat_template != nullptr) {
+      ordered = nlohmann::ordered_json::parse(raw_body);
+      ordered.erase("add_special_tokens");
+      ordered.erase("return_token_strs");
+    }
+    SLOTSERVE_ASSIGN_OR_RETURN(
+        OpenAiRequest parsed,
+        ParseChatRequest(chat, model, model.jinja_chat_template != nullptr ? &ordered : nullptr));
     ids = std::move(parsed.generation.prompt_ids);
   } else {
     SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
@@ -73,6 +83,7 @@ absl::StatusOr<nlohmann::ordered_json> Tokenize(const nlohmann::json& body,
 }
 
 absl::StatusOr<nlohmann::ordered_json> Detokenize(const nlohmann::json& body,
+                                                  const std::string& /*raw_body*/,
                                                   const ServedModel& model) {
   JsonParams params(body);
   SLOTSERVE_RETURN_IF_ERROR(CheckModel(params, model));
@@ -100,7 +111,8 @@ httplib::Server::Handler Answer(const ServedModel& model, Route route) {
   return [&model, route](const httplib::Request& request, httplib::Response& response) {
     absl::StatusOr<nlohmann::json> body = ReadBody(request, model);
     absl::StatusOr<nlohmann::ordered_json> answer =
-        body.ok() ? route(*body, model) : absl::StatusOr<nlohmann::ordered_json>(body.status());
+        body.ok() ? route(*body, request.body, model)
+                  : absl::StatusOr<nlohmann::ordered_json>(body.status());
     if (!answer.ok()) return SendError(answer.status(), response);
     SendJson(*answer, response);
   };

@@ -10,6 +10,8 @@ valid inputs the fuzzers mutate from. Run from anywhere; needs protoc (protobuf-
   openai_request/   HTTP API bodies, a first byte 0 (completions) or 1 (chat) before the JSON:
                     batches, echo, logprobs, logit_bias, best_of, beam search, messages
   detokenizer/      id sequences, including byte-fallback pieces
+  jinja_template/   the hand-written chat templates of tests/hf_oracle/construct_templates.py,
+                    one per construct the interpreter (server/jinja) supports
   state_import/     state blobs (engine/state_blob.h's layout, written here independently),
                     unsigned and signed, for fuzz_state_import.cc's identity
 """
@@ -18,6 +20,7 @@ import hmac
 import json
 import struct
 import subprocess
+import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -200,7 +203,8 @@ def main():
     global HF_TOKENIZERS
     HF_TOKENIZERS = _hf_tokenizers()
     for sub in ("config_json", "safetensors", "request_parsing", "openai_request", "detokenizer",
-                "state_import", "hf_tokenizer"):
+                "state_import", "hf_tokenizer",
+                "jinja_template"):
         (CORPUS / sub).mkdir(parents=True, exist_ok=True)
     for config in sorted((REPO / "tests" / "golden" / "models").glob("*/config.json")):
         (CORPUS / "config_json" / f"{config.parent.name}.json").write_bytes(config.read_bytes())
@@ -233,6 +237,10 @@ def main():
     (CORPUS / "state_import" / "unsigned").write_bytes(b"\x00" + state_blob(17, b""))
     (CORPUS / "state_import" / "signed").write_bytes(b"\x01" + state_blob(3, b"fuzz key"))
     (CORPUS / "state_import" / "empty_state").write_bytes(b"\x00" + state_blob(0, b""))
+    sys.path.insert(0, str(REPO / "tests" / "hf_oracle"))
+    from construct_templates import TEMPLATES
+    for name, template in TEMPLATES.items():
+        (CORPUS / "jinja_template" / f"{name}.jinja").write_bytes(template.encode())
 
 
 if __name__ == "__main__":
