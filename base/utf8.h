@@ -1,5 +1,6 @@
-// UTF-8 checks: streamed text (proto string fields must hold valid UTF-8, DESIGN §4), request
-// text and stop sequences, and JSON files read from a model directory. The one validator.
+// UTF-8 checks: streamed text (proto string fields must hold valid UTF-8, docs/ARCHITECTURE.md "A
+// request's path"), request text and stop sequences, and JSON files read from a model directory.
+// The one validator.
 #pragma once
 
 #include <cstddef>

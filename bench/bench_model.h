@@ -60,7 +60,8 @@ class BenchModel {
   int64_t weight_bytes() const { return weight_bytes_; }
   // Multiply-adds x 2 of the Linear layers (input projections, o_proj, FFN, lm_head).
   double MatmulFlopsPerToken() const;
-  // The attention's own arithmetic per token at `context` (an estimate from DESIGN §3).
+  // The attention's own arithmetic per token at `context` (an estimate from docs/MODEL_FORMAT.md
+  // "The attention kinds").
   double AttentionFlopsPerToken(int context) const;
 
  private:

@@ -1,11 +1,11 @@
 // slotserve-bench-seq2seq: an encoder–decoder model's decode speed and state bytes per request
-// against the source length (issue 12, DESIGN §8). For each model directory and source length:
-// B requests are encoded (synthetic ids) and started with decoder_start_id, then `steps`
-// batched decode steps are timed (median of repeats, 10th/90th percentiles beside it). The
-// bytes per request are the model's (decoder self state + cross memory); a bounded cross kind
-// (abc, rfa, luna) holds the same bytes and should step at the same speed whatever the source,
-// while softmax and srformer keep the source's keys and values (their bytes are sized by
-// encoder.max_source_tokens; their step reads the n rows in use).
+// against the source length (issue 12, docs/ARCHITECTURE.md "Encoder–decoder models"). For each
+// model directory and source length: B requests are encoded (synthetic ids) and started with
+// decoder_start_id, then `steps` batched decode steps are timed (median of repeats, 10th/90th
+// percentiles beside it). The bytes per request are the model's (decoder self state + cross
+// memory); a bounded cross kind (abc, rfa, luna) holds the same bytes and should step at the same
+// speed whatever the source, while softmax and srformer keep the source's keys and values (their
+// bytes are sized by encoder.max_source_tokens; their step reads the n rows in use).
 //
 // Beam columns: what a beam of width 4 holds (4 decoder states + the one cross memory its
 // beams share) against 4 whole copies (each beam carrying its own cross memory), and the time

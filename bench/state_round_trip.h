@@ -1,7 +1,8 @@
-// Export + import of one session, the operation itself (DESIGN §9; issue 14 item 6 (d)): a
-// slot's state saved to host memory (StateArena::Save), written as a state blob (checksum, and
-// an HMAC when signed), parsed and verified back (ImportStateBlob), and restored into a slot
-// (StateArena::Restore). What ExportSession + ImportSession cost without gRPC around them.
+// Export + import of one session, the operation itself (docs/ARCHITECTURE.md "Request state"; issue
+// 14 item 6 (d)): a slot's state saved to host memory (StateArena::Save), written as a state blob
+// (checksum, and an HMAC when signed), parsed and verified back (ImportStateBlob), and restored
+// into a slot (StateArena::Restore). What ExportSession + ImportSession cost without gRPC around
+// them.
 #pragma once
 
 #include "absl/status/status.h"

@@ -1,8 +1,8 @@
-// One beam-search request's side of the engine (BeamOptions, DESIGN §8): the search
-// (beam_search.h) plus what ties it to the state arena and the client. The request holds
-// `width` slots from admission; its prompt is prefilled once in the first, and each step every
-// live hypothesis feeds its last token in its own slot beside the other requests' rows (one
-// StepAndSample, whose raw-logits rows come back here). Forks are StateArena::Copy, the
+// One beam-search request's side of the engine (BeamOptions, docs/ARCHITECTURE.md "Encoder–decoder
+// models"): the search (beam_search.h) plus what ties it to the state arena and the client. The
+// request holds `width` slots from admission; its prompt is prefilled once in the first, and each
+// step every live hypothesis feeds its last token in its own slot beside the other requests' rows
+// (one StepAndSample, whose raw-logits rows come back here). Forks are StateArena::Copy, the
 // primitive n > 1 uses; a seq2seq request's slot carries its cross memory, so the copies fork
 // that too. Engine thread only.
 #pragma once

@@ -1,7 +1,8 @@
-// Beam search's rules (DESIGN §8 "Beam search"), as pure logic over log-probability rows and
-// slot numbers: no model, no arena, no threads. The engine (beam_request.h) feeds it each
-// step's rows, applies the copies it plans to the state arena and returns the slots it lets go
-// to the pool; the unit tests check every rule by hand (tests/unit/engine/beam_search_test.cc).
+// Beam search's rules (docs/ARCHITECTURE.md "Beam search"), as pure logic
+// over log-probability rows and slot numbers: no model, no arena, no threads. The engine
+// (beam_request.h) feeds it each step's rows, applies the copies it plans to the state arena and
+// returns the slots it lets go to the pool; the unit tests check every rule by hand
+// (tests/unit/engine/beam_search_test.cc).
 //
 // The search, for a request holding `width` slots:
 //   - It starts from one live hypothesis (empty, in slots[0], which holds the prompt's state);

@@ -1,7 +1,7 @@
-// Hooks through which the engine reports what the metrics of DESIGN §6 count. The service
-// implements them (prometheus-cpp); the engine itself knows no metrics library. Every hook is
-// called on the engine thread, except for the end of a request with a session side, which
-// the session writer's thread reports (OnRequestFinished, OnStats, and every OnSessionStats:
+// Hooks through which the engine reports what the metrics of the README's metrics list count. The
+// service implements them (prometheus-cpp); the engine itself knows no metrics library. Every hook
+// is called on the engine thread, except for the end of a request with a session side, which the
+// session writer's thread reports (OnRequestFinished, OnStats, and every OnSessionStats:
 // session_writer.h); so OnRequestFinished and OnStats must be thread-safe. OnStats calls never
 // overlap and arrive in the order their stats were taken. Every hook must be cheap and
 // non-blocking. Defaults do nothing.

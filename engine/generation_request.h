@@ -1,6 +1,7 @@
 // What a client asks the engine to generate: the prompt as token ids plus sampling, stopping
-// and logprob options (DESIGN §4). Parsed from the wire at the edge (server/); the engine
-// validates it in Scheduler::Submit (see request_validation.h for the exact rules).
+// and logprob options (docs/ARCHITECTURE.md "A request's path"). Parsed from the wire at the edge
+// (server/); the engine validates it in Scheduler::Submit (see request_validation.h for the exact
+// rules).
 #pragma once
 
 #include <cstdint>
@@ -66,7 +67,7 @@ struct LogprobOptions {
   bool prompt = false;
 };
 
-// Sessions (DESIGN §9, session_store.h).
+// Sessions (docs/ARCHITECTURE.md "Request state", session_store.h).
 struct SessionOptions {
   // Keep the request's final state (with its last generated token, not yet fed, as the
   // pending token) under a new handle, or under `handle` when continuing one; the handle is
@@ -78,10 +79,10 @@ struct SessionOptions {
   std::string handle;
 };
 
-// Beam search (DESIGN §8, engine/beam_search.h): instead of sampling, keep the `width` most
-// likely hypotheses each step and return the n_best finished ones, best first, scored
-// sum(logprob) / length^length_penalty. Deterministic, so it refuses sampling options, n > 1,
-// logprobs, stop sequences and session.keep (request_validation.h lists the rules).
+// Beam search (docs/ARCHITECTURE.md "Encoder–decoder models", engine/beam_search.h): instead of
+// sampling, keep the `width` most likely hypotheses each step and return the n_best finished ones,
+// best first, scored sum(logprob) / length^length_penalty. Deterministic, so it refuses sampling
+// options, n > 1, logprobs, stop sequences and session.keep (request_validation.h lists the rules).
 struct BeamOptions {
   // Hypotheses kept per step; 1 = no beam search (the request samples as usual). Must be in
   // [1, SchedulerOptions::max_beam_width capped by max_slots]; a beam request holds `width`
@@ -104,18 +105,18 @@ struct GenerationRequest {
   SamplingOptions sampling;
   StoppingOptions stopping;
   LogprobOptions logprobs;
-  // Choices (DESIGN §9 fork): the prompt is prefilled once and its state copied into n slots;
-  // choice i draws from seed + i and its events carry choice_index i. Admission waits for n
-  // free slots. Must be in [1, min(SchedulerOptions::max_n, max_slots)].
+  // Choices (docs/ARCHITECTURE.md "Request state" fork): the prompt is prefilled once and its state
+  // copied into n slots; choice i draws from seed + i and its events carry choice_index i.
+  // Admission waits for n free slots. Must be in [1, min(SchedulerOptions::max_n, max_slots)].
   int64_t n = 1;
   SessionOptions session;
   BeamOptions beam;
-  // Encoder–decoder models only (DESIGN §8, source_validation.h): the source to translate or
-  // summarise, as token ids (a text source is tokenised at the edge and ends with eos, no
-  // BOS). At admission the engine runs the encoder over it into the slot's cross memory; the
-  // decoder's input is then [decoder_start_id] + prompt_ids (the scheduler prepends the start
-  // id at Submit). Empty for decoder-only models and for a session's continuation, whose
-  // state already holds its cross memory.
+  // Encoder–decoder models only (docs/ARCHITECTURE.md "Encoder–decoder models",
+  // source_validation.h): the source to translate or summarise, as token ids (a text source is
+  // tokenised at the edge and ends with eos, no BOS). At admission the engine runs the encoder over
+  // it into the slot's cross memory; the decoder's input is then [decoder_start_id] + prompt_ids
+  // (the scheduler prepends the start id at Submit). Empty for decoder-only models and for a
+  // session's continuation, whose state already holds its cross memory.
   std::vector<int32_t> source_ids;
   // The request ends with DEADLINE_EXCEEDED when still running at this time (checked once
   // per engine step). A deadline already past refuses the request at Submit.

@@ -1,8 +1,9 @@
-// Prefix states (DESIGN §9): checkpoints of a request's state taken during prefill at every
-// block boundary, kept in host memory under the chained hash of the prompt's token blocks, so
-// a later prompt that starts with the same blocks starts from the checkpoint and prefills only
-// the rest. A constant-size state makes a checkpoint cost the same at token 16 and at token
-// 16,000; for the softmax baseline the checkpoint is its KV cache, which grows with length.
+// Prefix states (docs/ARCHITECTURE.md "Request state"): checkpoints of a request's state taken
+// during prefill at every block boundary, kept in host memory under the chained hash of the
+// prompt's token blocks, so a later prompt that starts with the same blocks starts from the
+// checkpoint and prefills only the rest. A constant-size state makes a checkpoint cost the same at
+// token 16 and at token 16,000; for the softmax baseline the checkpoint is its KV cache, which
+// grows with length.
 //
 // Entries are verified token for token on lookup (the hash only finds them), bounded by bytes
 // and evicted least recently used first. Engine-thread only: no locks.

@@ -40,7 +40,8 @@ absl::StatusOr<PreparedRequest> PrepareRequest(Submission submission, absl::Time
       request.prompt_ids.insert(request.prompt_ids.begin(), session_state->pending_token);
     }
   }
-  if (!request.source_ids.empty()) {  // the decoder starts from its start token (DESIGN §8)
+  if (!request.source_ids.empty()) {  // the decoder starts from its start token
+                                      // (docs/ARCHITECTURE.md "Encoder–decoder models")
     request.prompt_ids.insert(request.prompt_ids.begin(), seq2seq->decoder_start_id);
   }
   return PreparedRequest{std::move(request), std::move(submission.sink), std::move(session_state)};

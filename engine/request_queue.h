@@ -1,8 +1,8 @@
-// The part of the scheduler that gRPC threads touch (DESIGN §1: they only enqueue work): the
-// bounded queue of accepted requests waiting for a slot, the cancellations not yet taken in,
-// the set of live (accepted, not finished) requests, and the draining / shut-down flags, all
-// behind one mutex. The engine thread takes its work from here at the start of every step;
-// everything else it owns (running requests, slots, the model) never needs this lock.
+// The part of the scheduler that gRPC threads touch (docs/ARCHITECTURE.md "Floors": they only
+// enqueue work): the bounded queue of accepted requests waiting for a slot, the cancellations not
+// yet taken in, the set of live (accepted, not finished) requests, and the draining / shut-down
+// flags, all behind one mutex. The engine thread takes its work from here at the start of every
+// step; everything else it owns (running requests, slots, the model) never needs this lock.
 #pragma once
 
 #include <condition_variable>

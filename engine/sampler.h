@@ -1,7 +1,7 @@
-// One request's side of token selection (DESIGN §4): its options, its random stream (draw i is
-// token i) and the history its penalties read, turned into the row the selection op takes
-// (models::TokenSampling). The rule itself is kernels/sampling.h: the op applies the penalties
-// and masks to the logits and picks the token, where the logits are.
+// One request's side of token selection (docs/ARCHITECTURE.md "A request's path"): its options, its
+// random stream (draw i is token i) and the history its penalties read, turned into the row the
+// selection op takes (models::TokenSampling). The rule itself is kernels/sampling.h: the op applies
+// the penalties and masks to the logits and picks the token, where the logits are.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// The serving engine (DESIGN §1, §4): one engine thread owns the model, the state arena and
-// the slot pool, and runs iteration-level continuous batching. Each step:
+// The serving engine (docs/ARCHITECTURE.md "Floors"; docs/ARCHITECTURE.md "A request's path"): one
+// engine thread owns the model, the state arena and the slot pool, and runs iteration-level
+// continuous batching. Each step:
 //   1. takes in cancellations, drops requests whose deadline passed, admits queued requests
 //      while a slot is free (the slot is reset on admission);
 //   2. decodes one token for every request past its prompt (one LanguageModel::StepAndSample:
@@ -63,18 +64,19 @@ struct SchedulerOptions {
   // at once (a request's beams and choices share one); 0 = one per slot. Fewer than max_slots
   // trades concurrent sources for memory when requests fork (beams, n > 1).
   int max_cross_memories = 0;
-  // Sessions (DESIGN §9, session_store.h): kept states live this long since last used, and
-  // take at most this many bytes (least recently used first out).
+  // Sessions (docs/ARCHITECTURE.md "Request state", session_store.h): kept states live this long
+  // since last used, and take at most this many bytes (least recently used first out).
   absl::Duration session_ttl = absl::Minutes(30);
   int64_t session_memory_bytes = int64_t{1} << 30;
   // Where sessions live: null = the embedded in-memory store (in_memory_session_store.h, with
   // session_ttl and session_memory_bytes); otherwise a store the caller made, e.g. one shared
   // by several replicas (server/redis_session_store.h).
   std::shared_ptr<SessionStore> session_store;
-  // Prefix states (DESIGN §9, prefix_cache.h): prompts are checkpointed every prefix_block
-  // tokens into a host-memory LRU of at most prefix_cache_bytes, and a prompt starting with
-  // cached blocks is restored from the longest one. Prefill chunks then never cross a block
-  // boundary (step_planner.h), so a hit gives bitwise the logits of a miss. 0 in either = off.
+  // Prefix states (docs/ARCHITECTURE.md "Request state", prefix_cache.h): prompts are checkpointed
+  // every prefix_block tokens into a host-memory LRU of at most prefix_cache_bytes, and a prompt
+  // starting with cached blocks is restored from the longest one. Prefill chunks then never cross a
+  // block boundary (step_planner.h), so a hit gives bitwise the logits of a miss. 0 in either =
+  // off.
   int prefix_block = 64;
   int64_t prefix_cache_bytes = int64_t{256} << 20;
   // Ids that end a request as eos beside the model's eos_id and the tokenizer's eos

@@ -1,11 +1,11 @@
-// Sessions (DESIGN §9): a request may keep its final state under a server-made, unguessable
-// handle, and a later request naming the handle continues from it, prefilling only its new
-// tokens. Because a state has a fixed size, a session costs the same after ten turns as after
-// one. This is the store's contract; where the states live is the implementation's business:
-// in this process (in_memory_session_store.h, the default) or in a store shared by several
-// replicas (server/redis_session_store.h, --session-store redis://host:port). Implementations
-// are thread-safe: the gRPC threads look handles up at submission, the session writer
-// (session_writer.h) stores states when requests finish.
+// Sessions (docs/ARCHITECTURE.md "Request state"): a request may keep its final state under a
+// server-made, unguessable handle, and a later request naming the handle continues from it,
+// prefilling only its new tokens. Because a state has a fixed size, a session costs the same after
+// ten turns as after one. This is the store's contract; where the states live is the
+// implementation's business: in this process (in_memory_session_store.h, the default) or in a store
+// shared by several replicas (server/redis_session_store.h, --session-store redis://host:port).
+// Implementations are thread-safe: the gRPC threads look handles up at submission, the session
+// writer (session_writer.h) stores states when requests finish.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// Which slots of the state arena are held by requests (DESIGN §4). A request holds one slot
-// from admission to its end; every kind of ending must Release it. Engine-thread only.
+// Which slots of the state arena are held by requests (docs/ARCHITECTURE.md "A request's path"). A
+// request holds one slot from admission to its end; every kind of ending must Release it.
+// Engine-thread only.
 #pragma once
 
 #include <vector>

@@ -1,6 +1,6 @@
-// The rules a request's source (GenerationRequest::source_ids, DESIGN §8) must follow, run by
-// ValidateGenerationRequest before its other checks. Each error is INVALID_ARGUMENT and quotes
-// what was sent:
+// The rules a request's source (GenerationRequest::source_ids, docs/ARCHITECTURE.md
+// "Encoder–decoder models") must follow, run by ValidateGenerationRequest before its other checks.
+// Each error is INVALID_ARGUMENT and quotes what was sent:
 //   - a seq2seq model needs a source on a new request; a session's continuation must not send
 //     one (its kept state already holds the source's cross memory);
 //   - a decoder-only model refuses any source;

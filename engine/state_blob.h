@@ -1,6 +1,6 @@
-// A request's state as portable bytes (DESIGN §9 export / import): what lets any replica
-// resume a session, and what a client may hold between requests. Import trusts nothing it
-// has not checked: every length is checked against what is left before it is used, the
+// A request's state as portable bytes (docs/ARCHITECTURE.md "Request state" export / import): what
+// lets any replica resume a session, and what a client may hold between requests. Import trusts
+// nothing it has not checked: every length is checked against what is left before it is used, the
 // checksum covers every byte, and a blob is refused unless it was made by this model (the
 // fingerprint of config.json + the tensor header), for this attention kind, with this state
 // size — and, when the server has a --state-key, unless its HMAC verifies.
@@ -12,7 +12,8 @@
 //   12      4     flags: bit 0 = signed (an HMAC follows the checksum); other bits 0
 //   16      32    model fingerprint (SHA-256)
 //   48      4     attention kind length K (1..32), then K bytes of the kind's name
-//   ..      4     state dtype (0 = f32, DESIGN §3; 1 = a softmax model's KV cache in f16,
+//   ..      4     state dtype (0 = f32, docs/MODEL_FORMAT.md "The attention kinds"; 1 = a softmax
+//   model's KV cache in f16,
 //                 the server's --kv-cache-dtype f16)
 //   ..      8     token count: tokens the state has absorbed
 //   ..      4     pending token: the last generated token, not yet fed (-1: none)

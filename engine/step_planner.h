@@ -1,6 +1,6 @@
-// The policy of one engine step (DESIGN §4), as pure functions over plain numbers: which queued
-// requests are admitted, which running requests decode, and which prompt chunks run. No
-// threads, no model, no locks, so every rule is unit-tested on its own
+// The policy of one engine step (docs/ARCHITECTURE.md "A request's path"), as pure functions over
+// plain numbers: which queued requests are admitted, which running requests decode, and which
+// prompt chunks run. No threads, no model, no locks, so every rule is unit-tested on its own
 // (tests/unit/engine/step_planner_test.cc). In the manner of TensorRT-LLM's capacity scheduler
 // (admission) and micro-batch scheduler (what one step runs). The scheduler asks for admission
 // first, acquires the admitted requests' slots, then plans the step over what is running.
@@ -40,10 +40,10 @@ struct RunningRequestView {
 struct StepLimits {
   int token_budget = 0;   // tokens (decode + prefill) the step aims to stay within
   int prefill_chunk = 0;  // most prompt tokens of one request in one model call (> 0)
-  // Prefix-state block (DESIGN §9); 0 = off. When > 0 no chunk crosses a multiple of it
-  // (counted in prompt tokens), so every block boundary is a chunk boundary: the prefix cache
-  // can checkpoint there, and a request restored at a boundary runs exactly the chunks a
-  // request that prefilled from token 0 runs from there on (bitwise the same logits).
+  // Prefix-state block (docs/ARCHITECTURE.md "Request state"); 0 = off. When > 0 no chunk crosses a
+  // multiple of it (counted in prompt tokens), so every block boundary is a chunk boundary: the
+  // prefix cache can checkpoint there, and a request restored at a boundary runs exactly the chunks
+  // a request that prefilled from token 0 runs from there on (bitwise the same logits).
   int prefix_block = 0;
   // Prompt tokens (all chunks together) a step that also decodes may run, from the step
   // latency target (step_latency_budget.h); 0 = no cap. A step with nothing to decode has no

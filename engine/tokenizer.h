@@ -1,5 +1,5 @@
-// The model directory's tokenizer (DESIGN §2): text <-> ids. Two implementations sit behind
-// this interface: SentencePieceTokenizer (<model>/tokenizer.model) and HfTokenizer
+// The model directory's tokenizer (docs/MODEL_FORMAT.md): text <-> ids. Two implementations sit
+// behind this interface: SentencePieceTokenizer (<model>/tokenizer.model) and HfTokenizer
 // (<model>/tokenizer.json, the Hugging Face `tokenizers` format, as Hub downloads ship it).
 // Immutable after loading, so any thread may use one concurrently.
 #pragma once

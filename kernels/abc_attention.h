@@ -1,6 +1,6 @@
-// ABC with learned control (DESIGN §3). Its memory has M rows (config.json's attention.slots,
-// "memory slots" in the paper; called memory rows here so they are never mistaken for the
-// server's state slots, which hold one request each). Per head the state is
+// ABC with learned control (docs/MODEL_FORMAT.md "The attention kinds"). Its memory has M rows
+// (config.json's attention.slots, "memory slots" in the paper; called memory rows here so they are
+// never mistaken for the server's state slots, which hold one request each). Per head the state is
 //   K~ [M x dk], V~ [M x dv], z [M], m [M]   (in this order, row-major)
 // with z, K~, V~ kept scaled by exp(-m). An all-zero block is empty: where z == 0, m is -inf.
 // Our own models have dk = dv = head_dim; flash-linear-attention's ABC layer
@@ -26,8 +26,8 @@ struct AbcParams {
   const float* q = nullptr;
   const float* k = nullptr;
   const float* v = nullptr;
-  // s_t = slot_proj(x_t) of DESIGN §3: one logit per memory row, deciding how much of the
-  // token each row takes.
+  // s_t = slot_proj(x_t) of docs/MODEL_FORMAT.md "The attention kinds": one logit per memory row,
+  // deciding how much of the token each row takes.
   const float* memory_logits = nullptr;
   int64_t in_stride = 0;
   float* out = nullptr;  // [rows, out_stride], heads concatenated: head h at [h*dv, (h+1)*dv)

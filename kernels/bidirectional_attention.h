@@ -1,6 +1,6 @@
 // Softmax attention without a mask over the rows of one sequence: the encoder's
-// self-attention (DESIGN §8), every source position attending to every other.
-// out[r, h] = softmax(q[r, h] K_hᵀ / sqrt(d)) V_h over all `rows` rows; no state.
+// self-attention (docs/ARCHITECTURE.md "Encoder–decoder models"), every source position attending
+// to every other. out[r, h] = softmax(q[r, h] K_hᵀ / sqrt(d)) V_h over all `rows` rows; no state.
 #pragma once
 
 #include <cstdint>

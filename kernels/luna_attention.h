@@ -1,4 +1,5 @@
-// Causal Luna (DESIGN §3). Per head the state is A [d x L], C [L x d] (in this order); the
+// Causal Luna (docs/MODEL_FORMAT.md "The attention kinds"). Per head the state is A [d x L], C [L x
+// d] (in this order); the
 // step count t is the request's position + 1, taken from the target, not stored.
 //   p = act(pc . pq^T);  A += k (x) p;  C += p (x) v;  a = softmax((q/sqrt(d)) . A / t);  out = a.C/t
 #pragma once

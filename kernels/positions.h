@@ -1,4 +1,5 @@
-// x[i, :] += pos(positions[i]), fairseq's sinusoidal layout (DESIGN §3):
+// x[i, :] += pos(positions[i]), fairseq's sinusoidal layout (docs/MODEL_FORMAT.md "The attention
+// kinds"):
 // half = dim/2, f_j = exp(-j*ln(10000)/(half-1)), pos(p) = [sin(p*f_0..half-1), cos(p*f_0..half-1)].
 #pragma once
 

@@ -1,4 +1,5 @@
-// Random feature attention (DESIGN §3). Per head the state is S [2D x d], z [2D] (in this
+// Random feature attention (docs/MODEL_FORMAT.md "The attention kinds"). Per head the state is S
+// [2D x d], z [2D] (in this
 // order). phi(u) = feature_scale * [sin(W u^), cos(W u^)], u^ = u / (|u| + norm_eps), with
 // "concat" (all sines then all cosines) or "interleave" (sin0, cos0, sin1, ...) feature order.
 #pragma once

@@ -1,8 +1,8 @@
-// RFA cross attention's decode-time read (DESIGN §8): out = φ(q)ᵀS / max(φ(q)·z, eps) from a
-// memory the step leaves untouched (beams share it). The memory has rfa_attention.h's
-// per-head state layout, S [2D x d] then z [2D]; it is built at Encode by rfa_attention's
-// prefill without a gate from an empty (zeroed) state, which sums φ(K_i)⊗V_i and φ(K_i) over the
-// source rows.
+// RFA cross attention's decode-time read (docs/ARCHITECTURE.md "Encoder–decoder models"): out =
+// φ(q)ᵀS / max(φ(q)·z, eps) from a memory the step leaves untouched (beams share it). The memory
+// has rfa_attention.h's per-head state layout, S [2D x d] then z [2D]; it is built at Encode by
+// rfa_attention's prefill without a gate from an empty (zeroed) state, which sums φ(K_i)⊗V_i and
+// φ(K_i) over the source rows.
 #pragma once
 
 #include "kernels/backend.h"

@@ -1,6 +1,7 @@
 // Compresses a sequence's key/value rows into M memory rows per head by softmax weights over
 // the positions: the cross-memory build of ABC's cross attention and of Luna's packing
-// (DESIGN §8). For head h and memory row j, with logits l[i] over the positions i:
+// (docs/ARCHITECTURE.md "Encoder–decoder models"). For head h and memory row j, with logits l[i]
+// over the positions i:
 //   α = softmax_i(logit_scale · l[i]);  K̄[j] = Σ_i α_i K_h[i];  V̄[j] = Σ_i α_i V_h[i]
 // The logits are given (abc: cross.slot_proj(X), column h*M + j of each position's row) or,
 // when `queries` is set, formed here as l[i] = queries_h[j] · K_h[i] (luna: P = pq_proj(luna_p)

@@ -1,6 +1,7 @@
-// ConvLuna's filter along the source axis (DESIGN §8, cross kind luna with a filter): windows
-// start at 0, stride, 2·stride, … while the start is < positions, each covering `kernel`
-// positions, taps past the end skipped; ⌈positions/stride⌉ output rows. conv: Σ_u w[u]·x[start+u]
+// ConvLuna's filter along the source axis (docs/ARCHITECTURE.md "Encoder–decoder models", cross
+// kind luna with a filter): windows start at 0, stride, 2·stride, … while the start is < positions,
+// each covering `kernel` positions, taps past the end skipped; ⌈positions/stride⌉ output rows.
+// conv: Σ_u w[u]·x[start+u]
 // + b, one kernel shared by every column; maxpool: the max over the window. Columns are
 // independent, so the projected keys and values can be filtered in one launch.
 #pragma once

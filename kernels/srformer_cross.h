@@ -1,6 +1,7 @@
-// SRformer's cross attention (DESIGN §8, the segmented recurrent transformer's Algorithm 1):
-// the memory build at Encode and the decode-time read, which also runs the recurrent
-// attention function (RAF) whenever a request's decoder enters a new source segment.
+// SRformer's cross attention (docs/ARCHITECTURE.md "Encoder–decoder models", the segmented
+// recurrent transformer's Algorithm 1): the memory build at Encode and the decode-time read, which
+// also runs the recurrent attention function (RAF) whenever a request's decoder enters a new source
+// segment.
 //
 // Per layer a request's state has two parts (floats):
 //   the memory, written once by the build and only read by the steps, so a request's beams

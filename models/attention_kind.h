@@ -1,9 +1,9 @@
-// The one description of each attention kind (DESIGN §2, §3): its name, what its memory size
-// counts and how the start-up line says it, its config.json keys, its per-request state, the
-// tensors of one layer, and how its AttentionLayer is built. Config parsing, the weights check,
-// the model, model info, the start-up line and the benchmarks ask this table rather than
-// switching on AttentionKind, so a new kind is one more entry here (plus its kernels and its
-// <kind>_attention_layer.cc).
+// The one description of each attention kind (docs/MODEL_FORMAT.md; docs/MODEL_FORMAT.md "The
+// attention kinds"): its name, what its memory size counts and how the start-up line says it, its
+// config.json keys, its per-request state, the tensors of one layer, and how its AttentionLayer is
+// built. Config parsing, the weights check, the model, model info, the start-up line and the
+// benchmarks ask this table rather than switching on AttentionKind, so a new kind is one more entry
+// here (plus its kernels and its <kind>_attention_layer.cc).
 #pragma once
 
 #include <cstdint>
@@ -78,7 +78,8 @@ struct AttentionKindDescription {
   std::vector<AttentionTensor> (*constant_tensors)(const ModelConfig& config);
 
   // The attention's own arithmetic per token and head, in FLOPs (2 x multiply-adds) per memory
-  // element (memory size x head_dim): the benchmarks' estimate from DESIGN §3.
+  // element (memory size x head_dim): the benchmarks' estimate from docs/MODEL_FORMAT.md "The
+  // attention kinds".
   double flops_per_memory_element;
 
   // Builds one layer's mixer, loading its constants (named from `attention_prefix`, e.g.
@@ -88,7 +89,7 @@ struct AttentionKindDescription {
       const std::string& attention_prefix);
 };
 
-// Every kind, in the order of AttentionKind (and of DESIGN §2).
+// Every kind, in the order of AttentionKind (and of docs/MODEL_FORMAT.md).
 const std::vector<AttentionKindDescription>& AttentionKinds();
 const AttentionKindDescription& DescribeAttentionKind(AttentionKind kind);
 
@@ -106,7 +107,8 @@ int64_t AttentionContextLimit(const AttentionConfig& attention);
 std::string DescribeAttention(const AttentionConfig& attention);
 
 // Floats of one layer's state for one request, and the bytes of all layers: what the state
-// arena allocates per slot and the server reports (DESIGN §3; state is fp32 everywhere).
+// arena allocates per slot and the server reports (docs/MODEL_FORMAT.md "The attention kinds";
+// state is fp32 everywhere).
 int64_t AttentionStateFloatsPerLayer(const ModelConfig& config);
 int64_t StateBytesPerRequest(const ModelConfig& config);
 // The state bytes of a request after `context` tokens (less than StateBytesPerRequest only

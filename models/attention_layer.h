@@ -1,8 +1,8 @@
-// One layer's attention mixer (DESIGN §3): where in the fused input projection it finds its
-// inputs, its per-layer constants, and the prefill / step kernels it runs. Which projections
-// are fused, in what order, and which tensors a layer has is the kind's description
-// (attention_kind.h). The block around the mixer (norms, the fused input GEMM, o_proj, the FFN)
-// is the same for every kind and lives in TransformerModel.
+// One layer's attention mixer (docs/MODEL_FORMAT.md "The attention kinds"): where in the fused
+// input projection it finds its inputs, its per-layer constants, and the prefill / step kernels it
+// runs. Which projections are fused, in what order, and which tensors a layer has is the kind's
+// description (attention_kind.h). The block around the mixer (norms, the fused input GEMM, o_proj,
+// the FFN) is the same for every kind and lives in TransformerModel.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,7 @@
-// The pieces of a pre-norm block that every stack runs the same way (DESIGN §3, §8): linear
-// layers, layer norms, the token embedding with positions, and the feed-forward half. Shared by
-// the decoder-only transformer and the encoder-decoder model so both compute the same bits.
+// The pieces of a pre-norm block that every stack runs the same way (docs/MODEL_FORMAT.md "The
+// attention kinds"; docs/ARCHITECTURE.md "Encoder–decoder models"): linear layers, layer norms, the
+// token embedding with positions, and the feed-forward half. Shared by the decoder-only transformer
+// and the encoder-decoder model so both compute the same bits.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,9 @@
-// The table of cross-attention kinds of an encoder–decoder model (DESIGN §8): one entry per
-// kind, holding everything the config parser, the weights check and load, the slot layout,
-// Encode and the decoder's cross sub-block would otherwise switch on — its config.json keys,
-// its tensors, the floats of its cross memory (shared by a request's slots) and of its
-// per-hypothesis part, how Encode builds the memory from the encoder output and how a decoder
-// row reads it. Each kind's entry lives in its own models/<kind>_cross_attention.cc.
+// The table of cross-attention kinds of an encoder–decoder model (docs/ARCHITECTURE.md
+// "Encoder–decoder models"): one entry per kind, holding everything the config parser, the weights
+// check and load, the slot layout, Encode and the decoder's cross sub-block would otherwise switch
+// on — its config.json keys, its tensors, the floats of its cross memory (shared by a request's
+// slots) and of its per-hypothesis part, how Encode builds the memory from the encoder output and
+// how a decoder row reads it. Each kind's entry lives in its own models/<kind>_cross_attention.cc.
 //
 // Adding a cross kind: its kernels (kernels/<kind>.h, reference/cpu/cuda), one value of
 // CrossAttentionKind, one <kind>_cross_attention.cc defining its entry (and its weights'

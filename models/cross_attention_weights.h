@@ -1,7 +1,8 @@
-// One decoder layer's cross attention (DESIGN §8) as loaded for the forward pass: its norm, the
-// query / output projections, the key and value projections stacked (one GEMM over the encoder
-// output gives both), and the constants of its kind, folded at load where the kernels want them
-// (rfa's W~ = rfa_random * rfa_sigma, luna's packing queries P = pq_proj(luna_p)).
+// One decoder layer's cross attention (docs/ARCHITECTURE.md "Encoder–decoder models") as loaded for
+// the forward pass: its norm, the query / output projections, the key and value projections stacked
+// (one GEMM over the encoder output gives both), and the constants of its kind, folded at load
+// where the kernels want them (rfa's W~ = rfa_random * rfa_sigma, luna's packing queries P =
+// pq_proj(luna_p)).
 #pragma once
 
 #include "absl/status/statusor.h"

@@ -1,8 +1,9 @@
-// What a softmax model's KV cache holds: fp32 (DESIGN §3's default) or IEEE halves, the
-// server's --kv-cache-dtype. An f16 cache halves a request's state and the bytes a decode step
-// reads from it; the attention's arithmetic stays fp32 (kernels/softmax_attention.h). Only
-// softmax attention keeps a cache: the constant-size states of the other kinds are summed into
-// at every token, where halves would compound their rounding, so they stay fp32.
+// What a softmax model's KV cache holds: fp32 (the default of docs/MODEL_FORMAT.md "The attention
+// kinds") or IEEE halves, the server's --kv-cache-dtype. An f16 cache halves a request's state and
+// the bytes a decode step reads from it; the attention's arithmetic stays fp32
+// (kernels/softmax_attention.h). Only softmax attention keeps a cache: the constant-size states of
+// the other kinds are summed into at every token, where halves would compound their rounding, so
+// they stay fp32.
 #pragma once
 
 #include <string_view>

@@ -1,7 +1,8 @@
 // A language model loaded from a model directory, running on one backend: the interface the
 // engine decodes through. TransformerModel (decoder-only, our format), FlaModel (an fla
 // checkpoint as stored) and Seq2seqModel (encoder-decoder, whose Encode fills a slot's cross
-// memory before decoding) implement it. Not thread-safe: one engine thread owns it (DESIGN §1).
+// memory before decoding) implement it. Not thread-safe: one engine thread owns it
+// (docs/ARCHITECTURE.md "Floors").
 #pragma once
 
 #include <filesystem>
@@ -56,7 +57,8 @@ class LanguageModel {
 
   virtual const ModelConfig& config() const = 0;
   virtual kernels::Backend backend() const = 0;
-  // State bytes one request holds (DESIGN §3), the unit the slot pool is sized in.
+  // State bytes one request holds (docs/MODEL_FORMAT.md "The attention kinds"), the unit the slot
+  // pool is sized in.
   virtual int64_t state_bytes_per_request() const = 0;
   // Longest sequence one request may reach (max_context for softmax, unbounded otherwise).
   virtual int32_t max_positions() const = 0;
@@ -64,14 +66,15 @@ class LanguageModel {
   virtual absl::StatusOr<std::unique_ptr<StateArena>> AllocateStates(int num_slots) const = 0;
   // As AllocateStates, for a server that caps how many requests hold a source at once:
   // seq2seq models give the slots `cross_memories` (1..num_slots) cross memory blocks, one per
-  // request however many slots its beams or choices take (DESIGN §8). Decoder-only models
-  // have no cross memory and ignore the count.
+  // request however many slots its beams or choices take (docs/ARCHITECTURE.md "Encoder–decoder
+  // models"). Decoder-only models have no cross memory and ignore the count.
   virtual absl::StatusOr<std::unique_ptr<StateArena>> AllocateStatesSharingCrossMemories(
       int num_slots, int cross_memories) const;
 
-  // Encoder–decoder models (DESIGN §8) describe themselves here; decoder-only ones return null.
-  // For a seq2seq model, config() describes the decoder (its n_layers and self-attention; the
-  // shared vocabulary, norms and ids), so code that only decodes needs nothing else.
+  // Encoder–decoder models (docs/ARCHITECTURE.md "Encoder–decoder models") describe themselves
+  // here; decoder-only ones return null. For a seq2seq model, config() describes the decoder (its
+  // n_layers and self-attention; the shared vocabulary, norms and ids), so code that only decodes
+  // needs nothing else.
   virtual const Seq2seqShape* seq2seq() const { return nullptr; }
   // A flash-linear-attention checkpoint served as stored (models/fla_model.h) describes its own
   // architecture here; config() then gives the shared fields (vocabulary, widths, ids, slots).

@@ -1,4 +1,4 @@
-// config.json of a model directory (DESIGN §2), parsed and validated.
+// config.json of a model directory (docs/MODEL_FORMAT.md), parsed and validated.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,9 @@
-// A model's identity for state exchange (DESIGN §9): SHA-256 over config.json, the safetensors
-// header (names, dtypes, shapes, offsets) and a sample of every tensor's data (its first and
-// last 4 KiB). Two directories with the same fingerprint load the same architecture with the
-// same tensor layout and, in practice, the same weights, so a state saved by one means the same
-// thing to the other. Hashing all the data would be exact but costs seconds per start-up for a
-// multi-gigabyte model; any retraining changes the sampled bytes of every tensor.
+// A model's identity for state exchange (docs/ARCHITECTURE.md "Request state"): SHA-256 over
+// config.json, the safetensors header (names, dtypes, shapes, offsets) and a sample of every
+// tensor's data (its first and last 4 KiB). Two directories with the same fingerprint load the same
+// architecture with the same tensor layout and, in practice, the same weights, so a state saved by
+// one means the same thing to the other. Hashing all the data would be exact but costs seconds per
+// start-up for a multi-gigabyte model; any retraining changes the sampled bytes of every tensor.
 #pragma once
 
 #include <filesystem>

@@ -1,5 +1,6 @@
-// The tensors a model directory's model.safetensors must hold for a given config (DESIGN §2),
-// and the check that it holds exactly those, with the right shapes and supported dtypes.
+// The tensors a model directory's model.safetensors must hold for a given config
+// (docs/MODEL_FORMAT.md), and the check that it holds exactly those, with the right shapes and
+// supported dtypes.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,5 @@
-// config.json of an encoder–decoder model directory (DESIGN §8, "format":
-// "slotserve-seq2seq"), parsed and validated with the decoder-only format's shared code.
+// config.json of an encoder–decoder model directory (docs/ARCHITECTURE.md "Encoder–decoder models",
+// "format": "slotserve-seq2seq"), parsed and validated with the decoder-only format's shared code.
 #pragma once
 
 #include <filesystem>

@@ -1,7 +1,8 @@
-// Seq2seqModel's cross-attention sub-block (DESIGN §8): h += cross.o(cross(cross_norm h, X)),
-// where the read of X is the request's cross memory block. Every row names its slot, block and
-// position in scratch (a prefill's rows all name the same slot), so one launch serves a prefill
-// and a decode step alike; the read itself is the cross kind's (models/cross_attention_kind.h).
+// Seq2seqModel's cross-attention sub-block (docs/ARCHITECTURE.md "Encoder–decoder models"): h +=
+// cross.o(cross(cross_norm h, X)), where the read of X is the request's cross memory block. Every
+// row names its slot, block and position in scratch (a prefill's rows all name the same slot), so
+// one launch serves a prefill and a decode step alike; the read itself is the cross kind's
+// (models/cross_attention_kind.h).
 #include "models/block_ops.h"
 #include "models/cross_attention_kind.h"
 #include "models/seq2seq_model.h"

@@ -1,7 +1,8 @@
-// The encoder–decoder model of DESIGN §8: a bidirectional softmax encoder, whose output is
-// compressed once per request (Encode) into the cross memory kept in the request's slot, and a
-// pre-norm decoder whose blocks add a cross-attention sub-block between self-attention and the
-// FFN. Runs through the kernel dispatchers only, so one code path serves every backend.
+// The encoder–decoder model of docs/ARCHITECTURE.md "Encoder–decoder models": a bidirectional
+// softmax encoder, whose output is compressed once per request (Encode) into the cross memory kept
+// in the request's slot, and a pre-norm decoder whose blocks add a cross-attention sub-block
+// between self-attention and the FFN. Runs through the kernel dispatchers only, so one code path
+// serves every backend.
 //
 // A request's state (seq2seq_slot_layout.h) is its slot (the decoder's self-attention state,
 // per hypothesis) and a cross memory block of the arena's shared blocks (the source length and

@@ -1,7 +1,7 @@
-// What an encoder–decoder model (DESIGN §8) adds to a LanguageModel, as the engine and the
-// server need to know it: the source limit, the decoder's first token, the cross attention's
-// kind and the two parts of a request's state. A decoder-only model has none
-// (LanguageModel::seq2seq() is null).
+// What an encoder–decoder model (docs/ARCHITECTURE.md "Encoder–decoder models") adds to a
+// LanguageModel, as the engine and the server need to know it: the source limit, the decoder's
+// first token, the cross attention's kind and the two parts of a request's state. A decoder-only
+// model has none (LanguageModel::seq2seq() is null).
 #pragma once
 
 #include <cstdint>

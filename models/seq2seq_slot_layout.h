@@ -1,4 +1,5 @@
-// Where an encoder–decoder request's state lives (DESIGN §8). It has two parts:
+// Where an encoder–decoder request's state lives (docs/ARCHITECTURE.md "Encoder–decoder models").
+// It has two parts:
 //
 //   the slot, one per hypothesis (a beam's or a choice's own, forked by copy):
 //     [ decoder self-attention state, all decoder layers (as for a decoder-only model) ]

@@ -1,5 +1,5 @@
-// The tensors an encoder–decoder model directory's model.safetensors must hold (DESIGN §8),
-// and the check that it holds exactly those.
+// The tensors an encoder–decoder model directory's model.safetensors must hold
+// (docs/ARCHITECTURE.md "Encoder–decoder models"), and the check that it holds exactly those.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // Which shared block each slot of a state arena reads, and how many slots read each block: the
-// bookkeeping that lets one request's cross memory (DESIGN §8) be written once and read by all
-// of its beams and choices. Host-side only; the blocks' floats are the arena's business.
+// bookkeeping that lets one request's cross memory (docs/ARCHITECTURE.md "Encoder–decoder models")
+// be written once and read by all of its beams and choices. Host-side only; the blocks' floats are
+// the arena's business.
 //
 // A slot refers to at most one block; a block is free while no slot refers to it. Attach gives
 // a slot a fresh block of its own (dropping the one it had); Share makes a slot read another

@@ -1,5 +1,5 @@
-// The parts of config.json that the decoder-only format ("slotserve-lm", DESIGN §2) and the
-// encoder–decoder format ("slotserve-seq2seq", §8) share, parsed by one piece of code so both
+// The parts of config.json that the decoder-only format ("slotserve-lm", docs/MODEL_FORMAT.md) and
+// the encoder–decoder format ("slotserve-seq2seq", §8) share, parsed by one piece of code so both
 // refuse the same mistakes with the same messages.
 #pragma once
 
@@ -24,7 +24,8 @@ inline constexpr int64_t kMaxWidth = 1 << 16;  // d_model, d_ffn
 inline constexpr int64_t kMaxLayers = 1024;
 inline constexpr int64_t kMaxPositionOffset = 1 << 24;
 
-// The top-level keys of DESIGN §2 other than format, format_version, n_layers and attention.
+// The top-level keys of docs/MODEL_FORMAT.md other than format, format_version, n_layers and
+// attention.
 std::vector<std::string> SharedTopLevelKeys();
 
 // Refuses a document that is not one JSON object.

@@ -1,13 +1,13 @@
 // The fixed arena of per-request recurrent states on the model's device: `num_slots` equal
-// blocks, one per request (DESIGN §4). It knows nothing of which slots are in use; the
-// engine's slot pool does that bookkeeping.
+// blocks, one per request (docs/ARCHITECTURE.md "A request's path"). It knows nothing of which
+// slots are in use; the engine's slot pool does that bookkeeping.
 //
-// An arena may also hold shared blocks (an encoder–decoder model's cross memories, DESIGN §8):
-// state written once per request and only read afterwards, so the slots of one request's beams
-// and choices read one block instead of each carrying a copy. A slot refers to at most one
-// shared block (shared_block_table.h): Copy makes the destination read the source's block,
-// Reset and Detach drop the reference, and Save / Restore carry the block's contents with the
-// slot, so a snapshot is the whole request either way.
+// An arena may also hold shared blocks (an encoder–decoder model's cross memories,
+// docs/ARCHITECTURE.md "Encoder–decoder models"): state written once per request and only read
+// afterwards, so the slots of one request's beams and choices read one block instead of each
+// carrying a copy. A slot refers to at most one shared block (shared_block_table.h): Copy makes the
+// destination read the source's block, Reset and Detach drop the reference, and Save / Restore
+// carry the block's contents with the slot, so a snapshot is the whole request either way.
 #pragma once
 
 #include <cstdint>

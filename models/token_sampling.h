@@ -1,7 +1,7 @@
-// How a request's tokens are picked (DESIGN §4): SamplingOptions is the one set of options and
-// defaults (the engine's requests carry it, kernels/sampling.h is its rule), and TokenSampling
-// is one row of a selecting model call (LanguageModel::StepAndSample, PrefillAndSample): the
-// options plus what the request's history says about this token.
+// How a request's tokens are picked (docs/ARCHITECTURE.md "A request's path"): SamplingOptions is
+// the one set of options and defaults (the engine's requests carry it, kernels/sampling.h is its
+// rule), and TokenSampling is one row of a selecting model call (LanguageModel::StepAndSample,
+// PrefillAndSample): the options plus what the request's history says about this token.
 #pragma once
 
 #include <cstddef>

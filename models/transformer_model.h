@@ -1,6 +1,6 @@
-// The pre-norm decoder-only transformer of DESIGN §3 with a pluggable attention mixer: the
-// LanguageModel every model directory loads into. Runs only through the kernel dispatchers,
-// so the same code serves the reference, cpu and cuda backends.
+// The pre-norm decoder-only transformer of docs/MODEL_FORMAT.md "The attention kinds" with a
+// pluggable attention mixer: the LanguageModel every model directory loads into. Runs only through
+// the kernel dispatchers, so the same code serves the reference, cpu and cuda backends.
 //
 // Decode steps run through a StepGraphCache on a stream the model owns: a batch of B requests
 // is padded to a bucket (1, 2, 4, 8, then multiples of 8) and the step's launches for that

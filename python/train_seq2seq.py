@@ -4,7 +4,8 @@ teacher-forced form) on a parallel corpus of token ids, on the CPU: cross-entrop
 
 The corpus is two files of the ids format evaluation.load_ids reads (one sequence per line, ids
 separated by spaces): line i of --source and line i of --target are a pair. Sources are used as
-given (a text source's preparation appends eos_id, DESIGN §8); each target is learned as
+given (a text source's preparation appends eos_id, docs/ARCHITECTURE.md "Encoder–decoder models");
+each target is learned as
 decoder input [decoder_start_id, y_0 .. y_n-1] predicting [y_0 .. y_n-1, eos_id].
 
 A batch draws pairs whose sources have the same length (the reference's encoder and cross

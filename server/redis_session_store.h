@@ -1,7 +1,7 @@
 // The session store shared by replicas (--session-store redis://host:port; session_store.h):
 // any replica behind a load balancer can continue any session. A session is one Redis key,
-// "slotserve:session:<handle>", whose value is the state as a DESIGN §9 blob
-// (engine/state_blob.h: model fingerprint, kind, checksum, HMAC with --state-key), so a
+// "slotserve:session:<handle>", whose value is the state as a docs/ARCHITECTURE.md "Request state"
+// blob (engine/state_blob.h: model fingerprint, kind, checksum, HMAC with --state-key), so a
 // replica serving another model refuses it; it is written with the session TTL (SET ... PX)
 // and its TTL is renewed whenever a request uses it. "One request per session at a time"
 // holds across replicas through a lock key, "slotserve:session-lock:<handle>", taken with
@@ -22,8 +22,8 @@
 // Redis expires and evicts keys itself: stats() reports what this replica knows, the sessions
 // its requests hold right now and their bytes (DEPLOY.md, "Sessions across replicas").
 //
-// hiredis lives here, in the server, and not in the engine (DESIGN §1): the engine sees only
-// engine::SessionStore.
+// hiredis lives here, in the server, and not in the engine (docs/ARCHITECTURE.md "Floors"): the
+// engine sees only engine::SessionStore.
 #pragma once
 
 #include <condition_variable>

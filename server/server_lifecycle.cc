@@ -227,9 +227,9 @@ absl::StatusOr<std::unique_ptr<http::HttpFrontEnd>> StartHttpApi(
   return front_end;
 }
 
-// DESIGN §4 shutdown: NOT_SERVING, refuse new requests, let running ones finish within
-// `drain_timeout`, cut off the rest, then stop gRPC and HTTP once every call has delivered its
-// end. `http` may be null.
+// docs/ARCHITECTURE.md "A request's path" shutdown: NOT_SERVING, refuse new requests, let running
+// ones finish within `drain_timeout`, cut off the rest, then stop gRPC and HTTP once every call has
+// delivered its end. `http` may be null.
 void DrainAndStop(int signal_number, absl::Duration drain_timeout, engine::Scheduler& scheduler,
                   SlotServeService& service, grpc::Server& grpc_server, http::HttpFrontEnd* http) {
   const engine::SchedulerStats at_signal = scheduler.stats();
@@ -334,7 +334,8 @@ absl::Status RunServer(const ServerConfig& config) {
   const std::string attention_line = models::DescribeServedAttention(*model);
   const std::string model_name =
       config.served_model_name.empty() ? ModelName(model_dir) : config.served_model_name;
-  // What an exported session state must match to be imported here (DESIGN §9).
+  // What an exported session state must match to be imported here (docs/ARCHITECTURE.md "Request
+  // state").
   SLOTSERVE_ASSIGN_OR_RETURN(const base::Digest fingerprint, models::ModelFingerprint(model_dir));
   const engine::StateBlobIdentity blob_identity{
       .model_fingerprint = fingerprint,

@@ -1,7 +1,7 @@
 // The server's life: load the model, start the engine, the metrics endpoint and gRPC, log one
 // startup line, wait for SIGTERM/SIGINT (rereading --api-keys-file on each SIGHUP), then drain
-// (DESIGN §4): health NOT_SERVING, new requests refused, running ones finish within the drain
-// timeout, the rest are cut off.
+// (docs/ARCHITECTURE.md "A request's path"): health NOT_SERVING, new requests refused, running ones
+// finish within the drain timeout, the rest are cut off.
 #pragma once
 
 #include "absl/status/status.h"

@@ -1,5 +1,5 @@
-// The Prometheus metrics of DESIGN §6, fed by the engine through EngineObserver (engine
-// thread) and by the service for requests refused before the engine accepted them (gRPC
+// The Prometheus metrics of the README's metrics list, fed by the engine through EngineObserver
+// (engine thread) and by the service for requests refused before the engine accepted them (gRPC
 // threads). Every family has at least one series from start-up, so a scrape always shows it.
 #pragma once
 

@@ -1,6 +1,6 @@
-// Sizing the state pool from a memory budget (DESIGN §4: "--max-slots, or derived from a
-// memory budget"), so an operator can say how much memory request states may take instead
-// of working out how many states of this model fit in it.
+// Sizing the state pool from a memory budget (docs/ARCHITECTURE.md "A request's path":
+// "--max-slots, or derived from a memory budget"), so an operator can say how much memory request
+// states may take instead of working out how many states of this model fit in it.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
-"""Request-state benchmarks (issue 14, item 6; DESIGN §9) through a real slotserve-server and
+"""Request-state benchmarks (issue 14, item 6; docs/ARCHITECTURE.md "Request state") through a real
+slotserve-server and
 its gRPC API, one server per committed model under models/trained/:
 
   (a) time to first token with a shared prefix, cold (never seen) vs cached (its prefix state

@@ -1,6 +1,6 @@
-// The encoder-decoder flags of slotserve-cli (DESIGN §8): --source TEXT or --source-ids 1,2,3
-// (what `translate` translates; `generate` takes them too; --beam is request_flags.h's). Also
-// the seq2seq lines of `info`.
+// The encoder-decoder flags of slotserve-cli (docs/ARCHITECTURE.md "Encoder–decoder models"):
+// --source TEXT or --source-ids 1,2,3 (what `translate` translates; `generate` takes them too;
+// --beam is request_flags.h's). Also the seq2seq lines of `info`.
 #pragma once
 
 #include <cstdio>

@@ -1,6 +1,6 @@
-// cpu ABC (DESIGN §3). Prefill scans the chunk head by head so one head's state
-// (M*(dk + dv) + 2*M floats, 16 KiB for M = 32, dk = dv = 64) stays in L1 across the whole
-// chunk; step walks the B requests, each at its own state slot.
+// cpu ABC (docs/MODEL_FORMAT.md "The attention kinds"). Prefill scans the chunk head by head so one
+// head's state (M*(dk + dv) + 2*M floats, 16 KiB for M = 32, dk = dv = 64) stays in L1 across the
+// whole chunk; step walks the B requests, each at its own state slot.
 #include <algorithm>
 #include <cmath>
 #include <vector>

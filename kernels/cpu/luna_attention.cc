@@ -1,6 +1,6 @@
-// cpu causal Luna (DESIGN §3). Prefill computes the chunk's packing weights
-// p_t = act(pc_t . pq^T) with one sgemm per head, then scans the tokens; step computes them
-// with dot products for each of the B requests.
+// cpu causal Luna (docs/MODEL_FORMAT.md "The attention kinds"). Prefill computes the chunk's
+// packing weights p_t = act(pc_t . pq^T) with one sgemm per head, then scans the tokens; step
+// computes them with dot products for each of the B requests.
 #include <cblas.h>
 
 #include <algorithm>

@@ -1,5 +1,5 @@
-// The cpu kernels' random feature map φ (DESIGN §3): shared by the RFA self-attention and the
-// RFA cross attention's read.
+// The cpu kernels' random feature map φ (docs/MODEL_FORMAT.md "The attention kinds"): shared by the
+// RFA self-attention and the RFA cross attention's read.
 #pragma once
 
 #include <cmath>

@@ -1,6 +1,7 @@
-// cpu random feature attention (DESIGN §3). Prefill projects the whole chunk's q and k onto
-// the random features with one sgemm per head (W u for all T tokens), then scans the tokens;
-// step does the same projection with dot products for each of the B requests.
+// cpu random feature attention (docs/MODEL_FORMAT.md "The attention kinds"). Prefill projects the
+// whole chunk's q and k onto the random features with one sgemm per head (W u for all T tokens),
+// then scans the tokens; step does the same projection with dot products for each of the B
+// requests.
 #include <cblas.h>
 
 #include <algorithm>

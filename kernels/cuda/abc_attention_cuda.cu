@@ -1,4 +1,5 @@
-// CUDA ABC (DESIGN §3; state layout in kernels/abc_attention.h). One block per (token, head):
+// CUDA ABC (docs/MODEL_FORMAT.md "The attention kinds"; state layout in kernels/abc_attention.h).
+// One block per (token, head):
 //   1. threads over the M memory rows: new running max, decay c, weight w, z' = c z + w;
 //   2. a warp per memory row: K~ = c K~ + w k, and its score (K~ q) / z' / sqrt(dk);
 //   3. softmax over the M scores, each divided by z' so that V~ needs no division;

@@ -29,9 +29,9 @@ constexpr int kAbcRegisterStepMaxMemoryRows = 32;
 // two kernels, or to rule this one out).
 bool AbcRegisterStepApplies(const AbcParams& p);
 
-// The ABC step of DESIGN §3 for p.rows requests, request r's state in slot target.slots[r].
-// Requires AbcRegisterStepApplies(p). Launched to overlap the kernel before it
-// (programmatic_launch.cuh).
+// The ABC step of docs/MODEL_FORMAT.md "The attention kinds" for p.rows requests, request r's state
+// in slot target.slots[r]. Requires AbcRegisterStepApplies(p). Launched to overlap the kernel
+// before it (programmatic_launch.cuh).
 void LaunchAbcRegisterStep(const AbcParams& p, const StepTarget& target, cudaStream_t stream);
 
 }  // namespace slotserve::kernels::cuda

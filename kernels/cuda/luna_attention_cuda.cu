@@ -1,5 +1,5 @@
-// CUDA causal Luna (DESIGN §3; state layout in kernels/luna_attention.h). One block per
-// (token, head), with t = position + 1:
+// CUDA causal Luna (docs/MODEL_FORMAT.md "The attention kinds"; state layout in
+// kernels/luna_attention.h). One block per (token, head), with t = position + 1:
 //   1. a warp per memory row l: p_l = act(pc . pq_l);
 //   2. A' = A + k p^T [d x L] fused with the column sums (q/sqrt(d))^T A' / t  -> scores [L];
 //   3. softmax over the L scores;

@@ -1,5 +1,5 @@
-// CUDA random feature attention (DESIGN §3; state layout in kernels/rfa_attention.h). One
-// block per (token, head):
+// CUDA random feature attention (docs/MODEL_FORMAT.md "The attention kinds"; state layout in
+// kernels/rfa_attention.h). One block per (token, head):
 //   1. block sums give |q| and |k|;
 //   2. a warp per random feature f: the angles W~_f.q^ and W~_f.k^, then phi = scale*[sin, cos]
 //      in the configured order;

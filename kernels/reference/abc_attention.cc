@@ -1,5 +1,6 @@
-// Reference ABC (DESIGN §3): every token, in prefill or step, goes through the same scalar
-// update-then-read of its request's state; arithmetic in double, state stored as float.
+// Reference ABC (docs/MODEL_FORMAT.md "The attention kinds"): every token, in prefill or step, goes
+// through the same scalar update-then-read of its request's state; arithmetic in double, state
+// stored as float.
 #include <algorithm>
 #include <cmath>
 #include <limits>

@@ -1,5 +1,5 @@
-// The reference kernels' random feature map φ (DESIGN §3), in double: shared by the RFA
-// self-attention and the RFA cross attention's read.
+// The reference kernels' random feature map φ (docs/MODEL_FORMAT.md "The attention kinds"), in
+// double: shared by the RFA self-attention and the RFA cross attention's read.
 #pragma once
 
 #include <cmath>

@@ -1,5 +1,6 @@
-// Reference random feature attention (DESIGN §3): every token goes through the same scalar
-// update-then-read of its request's state; arithmetic in double, state stored as float.
+// Reference random feature attention (docs/MODEL_FORMAT.md "The attention kinds"): every token goes
+// through the same scalar update-then-read of its request's state; arithmetic in double, state
+// stored as float.
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -38,8 +38,8 @@ std::string FloatBytes(const std::vector<float>& values) {
 }
 
 absl::Status Quantize(const std::filesystem::path& in, const std::filesystem::path& out) {
-  // Decoder-only models, ours or fla's, and encoder-decoder models (DESIGN §8): the same rule
-  // picks the matrices of each.
+  // Decoder-only models, ours or fla's, and encoder-decoder models (docs/ARCHITECTURE.md
+  // "Encoder–decoder models"): the same rule picks the matrices of each.
   SLOTSERVE_ASSIGN_OR_RETURN(const std::string config_text, ReadConfigFile(in / "config.json"));
   const bool fla = LooksLikeFlaConfig(config_text);
   if (fla) {

@@ -13,7 +13,8 @@ Writes into --out (default build-training/translation):
   tokenizer.model / .vocab      joint SentencePiece unigram model (unk 0, bos 1, eos 2, no
                                 pad, byte fallback), trained inside --out from relative names
   {train,valid,test}.src.ids    Spanish token ids, one verse per line, ending with eos (2), no
-                                BOS (DESIGN §8: a text source ends with eos_id)
+                                BOS (docs/ARCHITECTURE.md "Encoder–decoder models": a text source
+                                ends with eos_id)
   {train,valid,test}.tgt.ids    English token ids, one verse per line, ending with eos; the
                                 trainer puts decoder_start_id in front
   manifest.json                 books per split, verse and token counts, what was dropped and

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import kjv_corpus  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-# Ids must match config.json's bos_id / eos_id (DESIGN §2).
+# Ids must match config.json's bos_id / eos_id (docs/MODEL_FORMAT.md).
 UNK_ID, BOS_ID, EOS_ID, PAD_ID = 0, 1, 2, -1
 
 

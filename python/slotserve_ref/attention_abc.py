@@ -1,4 +1,5 @@
-"""ABC with learned control (DESIGN §3; Peng et al. 2022, eq. 7 + appendix B.1).
+"""ABC with learned control (docs/MODEL_FORMAT.md "The attention kinds"; Peng et al. 2022, eq. 7 +
+appendix B.1).
 
 Each head keeps M memory slots. Token j is written into slot m with weight exp(s_j[m]), where
 s = slot_proj(x); the slot's key/value is the weight-normalised average of what was written,

@@ -1,4 +1,4 @@
-"""Causal Luna, decoder-only (DESIGN §3; Ma et al. 2021, §3.3).
+"""Causal Luna, decoder-only (docs/MODEL_FORMAT.md "The attention kinds"; Ma et al. 2021, §3.3).
 
 P (luna_p) is a learned constant per layer, never updated by the sequence. Each token is packed
 into L slots with weights p_t = act(pc_t . pq^T), pq = pq_proj(luna_p) / sqrt(d); the state sums

@@ -1,4 +1,4 @@
-"""Random feature attention (DESIGN §3; Peng et al. 2021).
+"""Random feature attention (docs/MODEL_FORMAT.md "The attention kinds"; Peng et al. 2021).
 
 phi(u) = feature_scale * [sin(W~ u^), cos(W~ u^)] with u^ = u / (|u| + norm_eps) and
 W~ = rfa_random * rfa_sigma; out = phi(q)^T S / max(phi(q) . z, eps), where S and z sum
@@ -16,9 +16,11 @@ from .heads import ProjectedAttention, causal_mask, merge_heads, split_heads
 
 
 def random_feature_map(u: torch.Tensor, owner: nn.Module) -> torch.Tensor:
-    """phi(u) of DESIGN §3 with the parameters and settings of `owner` (rfa_random, rfa_sigma,
+    """phi(u) of docs/MODEL_FORMAT.md "The attention kinds" with the parameters and settings of
+    `owner` (rfa_random, rfa_sigma,
     feature_scale, norm_eps, interleave): u [..., H, d] -> [..., H, 2D]. Shared by the
-    self-attention kind and the seq2seq cross kind (DESIGN §8), which use the same map."""
+    self-attention kind and the seq2seq cross kind (docs/ARCHITECTURE.md "Encoder–decoder models"),
+    which use the same map."""
     w = owner.rfa_random * owner.rfa_sigma.unsqueeze(1)  # [H, D, d]
     u_hat = u / (torch.linalg.vector_norm(u, dim=-1, keepdim=True) + owner.norm_eps)
     angles = torch.einsum("hfd,...hd->...hf", w, u_hat)

@@ -1,5 +1,5 @@
 """Causal multi-head softmax attention with a per-request KV cache: the growing-memory baseline
-the constant-state kinds are measured against (DESIGN §3)."""
+the constant-state kinds are measured against (docs/MODEL_FORMAT.md "The attention kinds")."""
 
 import math
 from typing import Dict

@@ -1,5 +1,5 @@
 """Beam search over the PyTorch reference's recurrent decoder step: the reference the C++
-engine's beam search (engine/beam_search.h, DESIGN §8 "Beam search") is checked against.
+engine's beam search (engine/beam_search.h, docs/ARCHITECTURE.md "Beam search") is checked against.
 
 The rules are the engine's, for one request with n_best 1:
   - one live hypothesis to start (empty; its first input is decoder_start_id at position 0);

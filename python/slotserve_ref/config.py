@@ -1,4 +1,4 @@
-"""config.json of a model directory (DESIGN §2), mirrored as dataclasses.
+"""config.json of a model directory (docs/MODEL_FORMAT.md), mirrored as dataclasses.
 
 Loading is as strict as the C++ loader: every key is required, unknown keys are an error and
 each error says which key was wrong, what was expected and what was found, so a typo never
@@ -131,7 +131,7 @@ class ModelConfig(ConfigFile):
     bos_id: int = 1
     eos_id: int = 2
 
-    # Top-level keys in the order config.json lists them (DESIGN §2).
+    # Top-level keys in the order config.json lists them (docs/MODEL_FORMAT.md).
     TOP_LEVEL_KEYS = (
         "format", "format_version", "vocab_size", "d_model", "n_layers", "n_heads", "d_ffn",
         "activation", "norm_eps", "position", "position_offset", "tie_embeddings",
@@ -232,7 +232,7 @@ class _Reader:
 
 
 def _parse_attention(data: Any, source: str, where: str = "attention") -> AttentionConfig:
-    """One DESIGN §2 attention object; `where` is its dotted name in error messages (the
+    """One docs/MODEL_FORMAT.md attention object; `where` is its dotted name in error messages (the
     seq2seq config keeps it under decoder.attention)."""
     r = _Reader(data, where, source)
     kind = r.take_choice("kind", ATTENTION_KINDS)

@@ -1,5 +1,7 @@
-"""Converts a PyTorch checkpoint into a slotserve model directory (DESIGN §2; an encoder–decoder
-checkpoint, whose config says "format": "slotserve-seq2seq", into a DESIGN §8 directory).
+"""Converts a PyTorch checkpoint into a slotserve model directory (docs/MODEL_FORMAT.md; an
+encoder–decoder
+checkpoint, whose config says "format": "slotserve-seq2seq", into a docs/ARCHITECTURE.md
+"Encoder–decoder models" directory).
 
 The checkpoint is a torch.save of a dict with "config" (the config.json dict) and the model's
 state_dict under "state_dict" (or "model", as train.py writes it). Parameter names already are
@@ -32,7 +34,8 @@ STATE_DICT_KEYS = ("state_dict", "model")
 
 def load_checkpoint(path: Path) -> Union[LanguageModel, Seq2seqModel]:
     """Builds the LanguageModel a checkpoint describes, refusing anything that is not exactly
-    the DESIGN §2 tensor set. It holds float64 weights (exact for F32/F16/BF16 and float64
+    the docs/MODEL_FORMAT.md tensor set. It holds float64 weights (exact for F32/F16/BF16 and
+    float64
     checkpoints), so writing rounds each weight once, straight to the target dtype."""
     checkpoint = torch.load(path, map_location="cpu")
     if not isinstance(checkpoint, dict) or "config" not in checkpoint:
@@ -46,7 +49,8 @@ def load_checkpoint(path: Path) -> Union[LanguageModel, Seq2seqModel]:
     state_dict = checkpoint[key]
     if isinstance(checkpoint["config"], dict) and \
             checkpoint["config"].get("format") == SEQ2SEQ_FORMAT:
-        # An encoder–decoder checkpoint (train_seq2seq.py): the DESIGN §8 tensor set.
+        # An encoder–decoder checkpoint (train_seq2seq.py): the docs/ARCHITECTURE.md
+        # "Encoder–decoder models" tensor set.
         cfg = Seq2seqConfig.from_dict(checkpoint["config"], source=f"{path}: config")
         check_seq2seq_tensors(cfg, state_dict, f"{path}: {key}")
         return build_from_tensors(Seq2seqModel, cfg, state_dict, torch.float64)

@@ -1,4 +1,5 @@
-"""ABC cross attention (DESIGN §8; Peng et al. 2022, eq. 7 applied to the source as in its MT
+"""ABC cross attention (docs/ARCHITECTURE.md "Encoder–decoder models"; Peng et al. 2022, eq. 7
+applied to the source as in its MT
 setup). Each head compresses the k source positions into M slots: with slot logits
 s_i = cross.slot_proj(X_i), alpha = softmax over source positions i for each slot,
 K̄ = alpha^T K and V̄ = alpha^T V (M x d); the query reads them like softmax attention."""

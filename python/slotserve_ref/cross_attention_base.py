@@ -1,4 +1,4 @@
-"""What every cross-attention kind of DESIGN §8 shares.
+"""What every cross-attention kind of docs/ARCHITECTURE.md "Encoder–decoder models" shares.
 
 A cross kind has two halves, matching what the engine does with a request:
   build_memory(X)  once per request, in the prefill: X [B, k, E] is the encoder output
@@ -29,7 +29,8 @@ def attend(q: torch.Tensor, keys: torch.Tensor, values: torch.Tensor) -> torch.T
 
 
 class CrossAttention(ProjectedAttention):
-    """q_proj, k_proj, v_proj, o_proj under `cross.` (DESIGN §8); subclasses add their kind's
+    """q_proj, k_proj, v_proj, o_proj under `cross.` (docs/ARCHITECTURE.md "Encoder–decoder
+    models"); subclasses add their kind's
     tensors and define build_memory and read."""
 
     def __init__(self, d_model: int, n_heads: int):

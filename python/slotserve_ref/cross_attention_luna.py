@@ -1,4 +1,5 @@
-"""Luna packing as cross attention, with ConvLuna's filter (DESIGN §8; Ma et al. 2021 §3.1,
+"""Luna packing as cross attention, with ConvLuna's filter (docs/ARCHITECTURE.md "Encoder–decoder
+models"; Ma et al. 2021 §3.1,
 the pack step; ConvLuna: filter the keys/values along the source before packing, sharpen
 with a temperature tau < 1).
 

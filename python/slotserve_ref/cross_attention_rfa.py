@@ -1,5 +1,7 @@
-"""RFA cross attention (DESIGN §8; Peng et al. 2021, its MT cross attention): the source is
-summed into S = Σ_i phi(K_i) (x) V_i and z = Σ_i phi(K_i) with phi of DESIGN §3 (no gate: the
+"""RFA cross attention (docs/ARCHITECTURE.md "Encoder–decoder models"; Peng et al. 2021, its MT
+cross attention): the source is
+summed into S = Σ_i phi(K_i) (x) V_i and z = Σ_i phi(K_i) with phi of docs/MODEL_FORMAT.md "The
+attention kinds" (no gate: the
 source has no order to forget along); out = phi(q)^T S / max(phi(q) . z, eps)."""
 
 import torch

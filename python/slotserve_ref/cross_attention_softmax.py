@@ -1,4 +1,5 @@
-"""softmax cross attention (DESIGN §8): the memory is the projected source itself, K and V
+"""softmax cross attention (docs/ARCHITECTURE.md "Encoder–decoder models"): the memory is the
+projected source itself, K and V
 (k rows per head), so it grows with the source — the baseline the bounded kinds are measured
 against."""
 

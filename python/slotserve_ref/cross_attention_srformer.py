@@ -1,4 +1,5 @@
-"""SRformer cross attention (DESIGN §8; the segmented recurrent transformer's Algorithm 1).
+"""SRformer cross attention (docs/ARCHITECTURE.md "Encoder–decoder models"; the segmented recurrent
+transformer's Algorithm 1).
 
 The source's k positions are cut into m = ceil(k/s) segments of s positions. Decoder position
 t (from 0) attends with softmax only to its segment i = min(floor(t m / q), m-1), q being the

@@ -20,7 +20,7 @@ def causal_mask(length: int, device) -> torch.Tensor:
 
 class ProjectedAttention(torch.nn.Module):
     """The projections every attention kind shares: q_proj, k_proj, v_proj (absent for Luna with
-    tie_kv) and o_proj, all [E, E] with bias, named as in DESIGN §2."""
+    tie_kv) and o_proj, all [E, E] with bias, named as in docs/MODEL_FORMAT.md."""
 
     def __init__(self, d_model: int, n_heads: int, with_v_proj: bool = True):
         super().__init__()

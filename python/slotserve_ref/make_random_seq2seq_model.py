@@ -1,4 +1,5 @@
-"""Writes a random-initialised encoder–decoder model directory (DESIGN §8): small test models
+"""Writes a random-initialised encoder–decoder model directory (docs/ARCHITECTURE.md
+"Encoder–decoder models"): small test models
 and the golden data's models.
 
   PYTHONPATH=python /usr/bin/python3 -m slotserve_ref.make_random_seq2seq_model \

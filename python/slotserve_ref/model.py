@@ -1,7 +1,9 @@
-"""The decoder-only language model of DESIGN §3, in a parallel (whole-sequence) form for
+"""The decoder-only language model of docs/MODEL_FORMAT.md "The attention kinds", in a parallel
+(whole-sequence) form for
 training and a recurrent (token-by-token, explicit state) form that mirrors the serving engine.
 
-Parameter names are exactly the tensor names of DESIGN §2, so state_dict() is the content of
+Parameter names are exactly the tensor names of docs/MODEL_FORMAT.md, so state_dict() is the content
+of
 model.safetensors without renaming.
 """
 
@@ -40,8 +42,9 @@ def attention_module(cfg: ModelConfig, layer: int) -> nn.Module:
 
 def embed_tokens(cfg, tok_embed: nn.Embedding, tokens: torch.Tensor,
                  positions: torch.Tensor) -> torch.Tensor:
-    """h_0 = embed_scale * tok_embed[token] + pos(position + position_offset) (DESIGN §3; the
-    seq2seq encoder and decoder use it too, DESIGN §8)."""
+    """h_0 = embed_scale * tok_embed[token] + pos(position + position_offset) (docs/MODEL_FORMAT.md
+    "The attention kinds"; the
+    seq2seq encoder and decoder use it too, docs/ARCHITECTURE.md "Encoder–decoder models")."""
     h = cfg.embed_scale * tok_embed(tokens)
     if cfg.position == "sinusoidal":
         h = h + sinusoidal_positions(positions + cfg.position_offset, cfg.d_model, h.dtype)
@@ -49,7 +52,8 @@ def embed_tokens(cfg, tok_embed: nn.Embedding, tokens: torch.Tensor,
 
 
 def output_logits(model: nn.Module, final_norm: nn.LayerNorm, h: torch.Tensor) -> torch.Tensor:
-    """lm_head(final_norm(h)); lm_head is tok_embed.weight when tie_embeddings (DESIGN §2)."""
+    """lm_head(final_norm(h)); lm_head is tok_embed.weight when tie_embeddings
+    (docs/MODEL_FORMAT.md)."""
     h = final_norm(h)
     weight = model.tok_embed.weight if model.config.tie_embeddings else model.lm_head.weight
     return h @ weight.t()
@@ -74,7 +78,8 @@ class Block(nn.Module):
         """`attention` replaces the kind's module named by the config (the seq2seq encoder
         passes its bidirectional one); `layer` is the block's 0-based index."""
         super().__init__()
-        # nn.LayerNorm: biased variance, eps inside the square root (DESIGN §3).
+        # nn.LayerNorm: biased variance, eps inside the square root (docs/MODEL_FORMAT.md "The
+        # attention kinds").
         self.attn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)
         self.attn = attention if attention is not None else attention_module(cfg, layer)
         self.ffn_norm = nn.LayerNorm(cfg.d_model, eps=cfg.norm_eps)

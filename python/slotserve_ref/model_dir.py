@@ -1,6 +1,7 @@
-"""The model directory (DESIGN §2): config.json + model.safetensors (+ tokenizer.model).
+"""The model directory (docs/MODEL_FORMAT.md): config.json + model.safetensors (+ tokenizer.model).
 
-expected_tensors() is the table of DESIGN §2 written out independently of the nn.Module tree, so
+expected_tensors() is the table of docs/MODEL_FORMAT.md written out independently of the nn.Module
+tree, so
 that save and load both check the module's state_dict against the contract by name and shape.
 Weights are stored as F32, F16 or BF16, or in the int8 weight-only format of int8_weights.py
 (I8 matrices with per-row F32 scales; decoder-only models only).
@@ -28,7 +29,7 @@ TOKENIZER_FILE = "tokenizer.model"
 
 
 class ModelDirError(ValueError):
-    """A model directory or checkpoint does not match the DESIGN §2 contract."""
+    """A model directory or checkpoint does not match the docs/MODEL_FORMAT.md contract."""
 
 
 def add_linear(out: Dict[str, Tuple[int, ...]], name: str, rows: int, cols: int) -> None:
@@ -73,7 +74,7 @@ def block_tensors(cfg: ModelConfig, prefix: str) -> Dict[str, Tuple[int, ...]]:
 
 
 def expected_tensors(cfg: ModelConfig) -> Dict[str, Tuple[int, ...]]:
-    """Every tensor name of the model and its shape (DESIGN §2)."""
+    """Every tensor name of the model and its shape (docs/MODEL_FORMAT.md)."""
     e, v = cfg.d_model, cfg.vocab_size
     out: Dict[str, Tuple[int, ...]] = {"tok_embed.weight": (v, e)}
     for i in range(cfg.n_layers):

@@ -1,4 +1,4 @@
-"""fairseq's sinusoidal positions (DESIGN §3)."""
+"""fairseq's sinusoidal positions (docs/MODEL_FORMAT.md "The attention kinds")."""
 
 import math
 

@@ -1,4 +1,5 @@
-"""config.json of an encoder–decoder model directory (DESIGN §8, "format": "slotserve-seq2seq").
+"""config.json of an encoder–decoder model directory (docs/ARCHITECTURE.md "Encoder–decoder models",
+"format": "slotserve-seq2seq").
 
 The shared top-level keys, their checks and the decoder's self-attention object are parsed by
 the decoder-only config's own code (config.py), so both formats refuse the same mistakes with
@@ -24,7 +25,8 @@ FILTER_OPS = ("conv", "maxpool")
 
 @dataclasses.dataclass
 class FilterConfig:
-    """ConvLuna's filter along the source axis (DESIGN §8, cross kind luna)."""
+    """ConvLuna's filter along the source axis (docs/ARCHITECTURE.md "Encoder–decoder models", cross
+    kind luna)."""
     op: str = "conv"
     kernel: int = 1
     stride: int = 1

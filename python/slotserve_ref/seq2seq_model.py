@@ -1,10 +1,12 @@
-"""The encoder–decoder model of DESIGN §8, in a parallel (teacher-forced) form for training and
+"""The encoder–decoder model of docs/ARCHITECTURE.md "Encoder–decoder models", in a parallel
+(teacher-forced) form for training and
 a recurrent form that mirrors the serving engine: the encoder and the cross-memory build run
 once per request (the prefill), then the decoder steps one token at a time with its
 self-attention state (§3 kinds, the decoder-only modules reused as they are) and, for
 srformer, an explicit cross state.
 
-Parameter names are exactly the DESIGN §8 tensor names (tok_embed, encoder.layers.{i}.*,
+Parameter names are exactly the docs/ARCHITECTURE.md "Encoder–decoder models" tensor names
+(tok_embed, encoder.layers.{i}.*,
 encoder.final_norm, decoder.layers.{i}.{attn,cross,...}, decoder.final_norm, lm_head), so
 state_dict() is the content of model.safetensors without renaming.
 """
@@ -38,7 +40,8 @@ DecoderLayerState = Dict[str, Dict[str, torch.Tensor]]  # {"self": §3 state, "c
 
 
 class BidirectionalSoftmaxAttention(SoftmaxAttention):
-    """The encoder's attention: softmax over every source position, no mask (DESIGN §8)."""
+    """The encoder's attention: softmax over every source position, no mask (docs/ARCHITECTURE.md
+    "Encoder–decoder models")."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         q, k, v = self._project(x)

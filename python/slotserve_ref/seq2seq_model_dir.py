@@ -1,7 +1,9 @@
-"""The encoder–decoder model directory (DESIGN §8): config.json ("slotserve-seq2seq") +
+"""The encoder–decoder model directory (docs/ARCHITECTURE.md "Encoder–decoder models"): config.json
+("slotserve-seq2seq") +
 model.safetensors (+ tokenizer.model), checked tensor by tensor like the decoder-only one.
 
-expected_seq2seq_tensors() writes the DESIGN §8 table out independently of the nn.Module tree;
+expected_seq2seq_tensors() writes the docs/ARCHITECTURE.md "Encoder–decoder models" table out
+independently of the nn.Module tree;
 the encoder and decoder blocks reuse the §2 block table of model_dir.py. Weights are F32, F16,
 BF16 or the int8 weight-only format (int8_weights.py: the same rule as the decoder-only
 directories, every 2-D `*.weight` of the table as I8 rows with an F32 `_scale`).
@@ -28,7 +30,8 @@ SEQ2SEQ_WEIGHT_DTYPES = dict(WEIGHT_DTYPES)
 
 
 def cross_tensors(cfg: Seq2seqConfig, prefix: str) -> Dict[str, Tuple[int, ...]]:
-    """cross_norm and cross.* of one decoder layer (DESIGN §8, by cross kind)."""
+    """cross_norm and cross.* of one decoder layer (docs/ARCHITECTURE.md "Encoder–decoder models",
+    by cross kind)."""
     e, h, d = cfg.d_model, cfg.n_heads, cfg.head_dim
     cross = cfg.cross_attention
     out: Dict[str, Tuple[int, ...]] = {f"{prefix}.cross_norm.weight": (e,),
@@ -55,7 +58,8 @@ def cross_tensors(cfg: Seq2seqConfig, prefix: str) -> Dict[str, Tuple[int, ...]]
 
 
 def expected_seq2seq_tensors(cfg: Seq2seqConfig) -> Dict[str, Tuple[int, ...]]:
-    """Every tensor name of the model and its shape (DESIGN §8)."""
+    """Every tensor name of the model and its shape (docs/ARCHITECTURE.md "Encoder–decoder
+    models")."""
     e, v = cfg.d_model, cfg.vocab_size
     out: Dict[str, Tuple[int, ...]] = {"tok_embed.weight": (v, e)}
     encoder_view, decoder_view = cfg.encoder_view(), cfg.decoder_view()

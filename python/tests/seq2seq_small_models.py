@@ -6,7 +6,8 @@ from slotserve_ref.init import randomize_
 from slotserve_ref.seq2seq_config import Seq2seqConfig, merge_seq2seq_config_dict
 from slotserve_ref.seq2seq_model import Seq2seqModel
 
-# name -> cross_attention object; together they cover every option of DESIGN §8.
+# name -> cross_attention object; together they cover every option of docs/ARCHITECTURE.md
+# "Encoder–decoder models".
 CROSS_VARIANTS = {
     "softmax": {"kind": "softmax"},
     "abc": {"kind": "abc", "slots": 4},

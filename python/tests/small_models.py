@@ -8,7 +8,7 @@ from slotserve_ref.model import LanguageModel
 
 RFA = {"kind": "rfa", "features": 5, "feature_scale": 0.5, "eps": 0.05, "norm_eps": 1e-3}
 
-# name -> config overrides; together they cover every option of DESIGN §2.
+# name -> config overrides; together they cover every option of docs/MODEL_FORMAT.md.
 VARIANTS = {
     "abc": {"attention": {"kind": "abc", "slots": 5}, "position_offset": 2},
     "rfa_concat": {"attention": dict(RFA, gate=False, layout="concat"), "activation": "relu",

@@ -1,5 +1,6 @@
 """Each attention kind's recurrent form against a plain, loop-by-loop transcription of the
-DESIGN §3 formulas (no running max, no vectorisation), plus the properties the C++ side relies
+docs/MODEL_FORMAT.md "The attention kinds" formulas (no running max, no vectorisation), plus the
+properties the C++ side relies
 on: ABC's overflow-free scaling, RFA's feature layouts and denominator floor, Luna's t."""
 
 import math

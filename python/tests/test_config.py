@@ -1,4 +1,4 @@
-"""config.json strictness (DESIGN §2): the same refusals as the C++ loader."""
+"""config.json strictness (docs/MODEL_FORMAT.md): the same refusals as the C++ loader."""
 
 import copy
 import json

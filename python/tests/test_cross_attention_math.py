@@ -1,4 +1,5 @@
-"""Each cross kind's memory build and read (DESIGN §8) against a naive, loop-by-loop
+"""Each cross kind's memory build and read (docs/ARCHITECTURE.md "Encoder–decoder models") against a
+naive, loop-by-loop
 implementation written here from the text of §8, independently of the reference's vectorised
 code; plus ConvLuna's filter windows and SRformer's segment schedule and RAF update."""
 

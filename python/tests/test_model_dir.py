@@ -1,4 +1,4 @@
-"""convert.py and make_random_model.py write exactly the DESIGN §2 model directory."""
+"""convert.py and make_random_model.py write exactly the docs/MODEL_FORMAT.md model directory."""
 
 import contextlib
 import io
@@ -20,7 +20,7 @@ V, E, H, D_HEAD, F = 23, 12, 3, 4, 20
 
 
 def design_table(variant: str):
-    """The DESIGN §2 tensor table written out for the small variants, independently of
+    """The docs/MODEL_FORMAT.md tensor table written out for the small variants, independently of
     model_dir.expected_tensors."""
     att = VARIANTS[variant]["attention"]
     names = {"tok_embed.weight": [V, E], "final_norm.weight": [E], "final_norm.bias": [E]}

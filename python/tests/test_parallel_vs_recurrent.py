@@ -1,5 +1,6 @@
 """The parallel (training) form and the recurrent (serving) form are different computations of
-the same math (DESIGN §3); they must agree for every attention kind and variant."""
+the same math (docs/MODEL_FORMAT.md "The attention kinds"); they must agree for every attention kind
+and variant."""
 
 import unittest
 

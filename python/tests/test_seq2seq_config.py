@@ -1,4 +1,5 @@
-"""The slotserve-seq2seq config.json (DESIGN §8) is as strict as the decoder-only one: every
+"""The slotserve-seq2seq config.json (docs/ARCHITECTURE.md "Encoder–decoder models") is as strict as
+the decoder-only one: every
 mistake is refused with a message that names the key and quotes what was found."""
 
 import copy

@@ -1,4 +1,5 @@
-"""Seq2seq model directories (DESIGN §8): the tensor set written out here from the text of §8,
+"""Seq2seq model directories (docs/ARCHITECTURE.md "Encoder–decoder models"): the tensor set written
+out here from the text of §8,
 save/load round trips, refusals by name, the converter path and the random-model CLI."""
 
 import contextlib
@@ -22,7 +23,8 @@ V, E, H, D, F = 23, 12, 3, 4, 20
 
 
 def design_table(cross_name: str):
-    """DESIGN §8's tensors for a small model with abc (M=4) self-attention."""
+    """The tensors of docs/ARCHITECTURE.md "Encoder–decoder models" for a small model with abc (M=4)
+    self-attention."""
     cross = CROSS_VARIANTS[cross_name]
     names = {"tok_embed.weight": [V, E]}
 

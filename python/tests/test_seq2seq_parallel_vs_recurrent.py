@@ -1,5 +1,6 @@
 """The teacher-forced parallel form and the step-by-step recurrent form (prefill the source,
-then one target token at a time) compute the same DESIGN §8 math; they must agree for every
+then one target token at a time) compute the same docs/ARCHITECTURE.md "Encoder–decoder models"
+math; they must agree for every
 cross kind and several decoder self-attention kinds."""
 
 import unittest

@@ -11,8 +11,8 @@ namespace slotserve::server {
 
 // Fills every field of v1::ModelInfo; `model_name` is the served name (--served-model-name, else
 // the model directory's name).
-// For an encoder-decoder model (DESIGN §8) also the seq2seq fields (is_seq2seq ...
-// decoder_start_id); n_layers and attention_kind then describe the decoder.
+// For an encoder-decoder model (docs/ARCHITECTURE.md "Encoder–decoder models") also the seq2seq
+// fields (is_seq2seq ... decoder_start_id); n_layers and attention_kind then describe the decoder.
 v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::string& model_name);
 
 // The start-up line's note on an encoder-decoder model's state: ", of which N decoder

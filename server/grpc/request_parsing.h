@@ -1,6 +1,6 @@
 // The edge between the wire and the engine: a slotserve.v1.GenerateRequest becomes an
-// engine::GenerationRequest here (DESIGN §1). Only what the proto shape itself decides is
-// checked here (a prompt is present, text is UTF-8 and not empty); every value is the
+// engine::GenerationRequest here (docs/ARCHITECTURE.md "Floors"). Only what the proto shape itself
+// decides is checked here (a prompt is present, text is UTF-8 and not empty); every value is the
 // engine's to check (Scheduler::Submit), once, so the front ends never disagree; its refusals
 // are renamed to the proto's fields (proto_field_names.h).
 #pragma once

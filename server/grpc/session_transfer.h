@@ -1,7 +1,7 @@
-// Export / import of sessions (DESIGN §9): a kept session's state as portable bytes
-// (engine/state_blob.h: model fingerprint, attention kind, sizes, checksum, and an HMAC when
-// the server has a state key), and bytes back into a new session. What the ExportSession and
-// ImportSession RPCs do, on any thread.
+// Export / import of sessions (docs/ARCHITECTURE.md "Request state"): a kept session's state as
+// portable bytes (engine/state_blob.h: model fingerprint, attention kind, sizes, checksum, and an
+// HMAC when the server has a state key), and bytes back into a new session. What the ExportSession
+// and ImportSession RPCs do, on any thread.
 #pragma once
 
 #include <cstdint>

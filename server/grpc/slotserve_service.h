@@ -1,5 +1,5 @@
 // slotserve.v1.SlotServe on gRPC's callback API. Handlers run on gRPC threads and only parse,
-// submit to the scheduler and read its state (DESIGN §1).
+// submit to the scheduler and read its state (docs/ARCHITECTURE.md "Floors").
 #pragma once
 
 #include <string>

@@ -1,8 +1,8 @@
-// GenerateRequest.source (DESIGN §8) -> engine::GenerationRequest::source_ids. A text source
-// is tokenised without BOS and ends with the model's eos id; token ids are used as given: the
-// engine checks them and max_source_tokens (source_validation.h), and its refusal names the
-// field the client set ("source.token_ids.ids[1]", proto_field_names.h).
-// ParseGenerateRequest handles the prompt beside a source (optional, no BOS).
+// GenerateRequest.source (docs/ARCHITECTURE.md "Encoder–decoder models") ->
+// engine::GenerationRequest::source_ids. A text source is tokenised without BOS and ends with the
+// model's eos id; token ids are used as given: the engine checks them and max_source_tokens
+// (source_validation.h), and its refusal names the field the client set ("source.token_ids.ids[1]",
+// proto_field_names.h). ParseGenerateRequest handles the prompt beside a source (optional, no BOS).
 #pragma once
 
 #include "absl/status/status.h"

@@ -1,4 +1,5 @@
-// The one place where engine errors (absl::Status) become gRPC statuses (DESIGN §1).
+// The one place where engine errors (absl::Status) become gRPC statuses (docs/ARCHITECTURE.md
+// "Floors").
 #pragma once
 
 #include <grpcpp/support/status.h>

@@ -15,8 +15,8 @@
 // "messages" is required and lists the roles a request may use; "generation_prompt" (default
 // "") is appended unless the request sets add_generation_prompt to false; "stop" (default
 // none) is added to every chat request's stop sequences, so the model does not write the
-// user's next turn. Unknown keys are an error, as in config.json (DESIGN §2). Without the file,
-// the default is the kDefault* constants below: "role: content" lines.
+// user's next turn. Unknown keys are an error, as in config.json (docs/MODEL_FORMAT.md). Without
+// the file, the default is the kDefault* constants below: "role: content" lines.
 #pragma once
 
 #include <filesystem>

@@ -1,9 +1,9 @@
-// The OpenAI-compatible HTTP API (DESIGN §10) on --http-listen, beside gRPC and sharing its
-// engine: POST /v1/completions and /v1/chat/completions (openai_generation.h), GET /v1/models
-// (and /v1/models/{id}), POST /tokenize and /detokenize (tokenize_routes.h), GET /health (200
-// serving, 503 draining) and GET /metrics (the same registry as --metrics-listen). Unknown routes
-// and every error answer in OpenAI's error JSON; a known route asked with another method answers
-// 405 with Allow, OPTIONS answers every known route, and CORS follows cors_policy.h.
+// The OpenAI-compatible HTTP API (the README's "The HTTP API") on --http-listen, beside gRPC and
+// sharing its engine: POST /v1/completions and /v1/chat/completions (openai_generation.h), GET
+// /v1/models (and /v1/models/{id}), POST /tokenize and /detokenize (tokenize_routes.h), GET /health
+// (200 serving, 503 draining) and GET /metrics (the same registry as --metrics-listen). Unknown
+// routes and every error answer in OpenAI's error JSON; a known route asked with another method
+// answers 405 with Allow, OPTIONS answers every known route, and CORS follows cors_policy.h.
 #pragma once
 
 #include <atomic>

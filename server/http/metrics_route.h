@@ -1,7 +1,7 @@
 // The Prometheus scrape endpoint, GET /metrics: the registry in Prometheus text format
 // (prometheus-cpp's TextSerializer). It is served on its own listener (--metrics-listen, where
 // Prometheus, the dashboards and the autoscaler scrape it) and beside the API on --http-listen
-// (DESIGN §10).
+// (the README's "The HTTP API").
 #pragma once
 
 #include <memory>

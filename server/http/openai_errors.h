@@ -4,8 +4,8 @@
 // Errors found at the edge (the JSON request) carry the OpenAI parameter and a short code as
 // status payloads (ParamError). Errors from the engine name its own fields
 // ("sampling.top_p must be in (0, 1] ..."); they are renamed to the parameter the client sent
-// ("top_p must be in (0, 1] ..."), so validation stays the engine's alone (DESIGN §10: the
-// same validation as gRPC).
+// ("top_p must be in (0, 1] ..."), so validation stays the engine's alone (the README's "The HTTP
+// API": the same validation as gRPC).
 #pragma once
 
 #include <optional>

@@ -48,9 +48,10 @@ absl::Status ReadBeam(JsonParams& params, int64_t n, int64_t best_of,
   return absl::OkStatus();
 }
 
-// n: choices prefilled once and forked (DESIGN §9). best_of > n: that many are generated
-// (forked alike) and the n with the highest log probability per token returned (best_of.h);
-// the engine's --max-n bounds best_of then. Under beam search best_of is the width (ReadBeam).
+// n: choices prefilled once and forked (docs/ARCHITECTURE.md "Request state"). best_of > n: that
+// many are generated (forked alike) and the n with the highest log probability per token returned
+// (best_of.h); the engine's --max-n bounds best_of then. Under beam search best_of is the width
+// (ReadBeam).
 absl::Status ReadChoices(JsonParams& params, OpenAiRequest* request) {
   engine::GenerationRequest* generation = &request->generation;
   int64_t n = 1;

@@ -1,9 +1,9 @@
-// The HTTP API's extension for encoder-decoder models (DESIGN §8), in the way vLLM takes extra
-// body parameters: /v1/completions accepts "source" (a string, or an array of token ids) —
-// what to translate — and "prompt" becomes an optional target prefix (text without BOS).
-// A seq2seq model needs a source; a decoder-only model refuses one; chat is for decoder-only
-// models. The engine judges lengths and ids (source_validation.h) and openai_errors.h names
-// its messages' field "source".
+// The HTTP API's extension for encoder-decoder models (docs/ARCHITECTURE.md "Encoder–decoder
+// models"), in the way vLLM takes extra body parameters: /v1/completions accepts "source" (a
+// string, or an array of token ids) — what to translate — and "prompt" becomes an optional target
+// prefix (text without BOS). A seq2seq model needs a source; a decoder-only model refuses one; chat
+// is for decoder-only models. The engine judges lengths and ids (source_validation.h) and
+// openai_errors.h names its messages' field "source".
 #pragma once
 
 #include "absl/status/status.h"

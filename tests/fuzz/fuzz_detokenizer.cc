@@ -1,7 +1,8 @@
 // libFuzzer target: incremental detokenisation of arbitrary id sequences (a prompt part and a
 // generated part) with a real SentencePiece model that has byte-fallback pieces. Every delta
 // must be valid UTF-8 on its own, and for in-range ids the deltas must concatenate to
-// Tokenizer::Decode of the generated ids (DESIGN §4: streaming never splits a character).
+// Tokenizer::Decode of the generated ids (docs/ARCHITECTURE.md "A request's path": streaming never
+// splits a character).
 #include <cstddef>
 #include <cstdint>
 #include <cstring>

@@ -1,7 +1,7 @@
-// libFuzzer target: state blobs (DESIGN §9 import) -> ImportStateBlob. The first input byte
-// says whether the server has a --state-key (odd: "fuzz key"); the rest is the blob. Any input
-// must be imported or refused with a message; an imported blob must re-export to the same
-// bytes (nothing accepted that this server would not have written itself).
+// libFuzzer target: state blobs (docs/ARCHITECTURE.md "Request state" import) -> ImportStateBlob.
+// The first input byte says whether the server has a --state-key (odd: "fuzz key"); the rest is the
+// blob. Any input must be imported or refused with a message; an imported blob must re-export to
+// the same bytes (nothing accepted that this server would not have written itself).
 #include <cstddef>
 #include <cstdint>
 #include <span>

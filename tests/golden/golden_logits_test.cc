@@ -1,8 +1,8 @@
-// The C++ engine against the PyTorch reference's logits (DESIGN §7): for every golden variant
-// (our format's models/ and fla's checkpoints fla/) and backend, every logit within 1e-4 however
-// the tokens reach the model — the whole prompt at once, in chunks, one token at a time, in Step
-// batches shared with other requests at other slots, and after the state was forked, saved and
-// restored.
+// The C++ engine against the PyTorch reference's logits (docs/ARCHITECTURE.md "Tests"): for every
+// golden variant (our format's models/ and fla's checkpoints fla/) and backend, every logit within
+// 1e-4 however the tokens reach the model — the whole prompt at once, in chunks, one token at a
+// time, in Step batches shared with other requests at other slots, and after the state was forked,
+// saved and restored.
 #include <algorithm>
 #include <cstdio>
 #include <memory>

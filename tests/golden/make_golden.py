@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generates the golden data the C++ engine is checked against (DESIGN §7).
+"""Generates the golden data the C++ engine is checked against (docs/ARCHITECTURE.md "Tests").
 
 For every attention kind and variant it builds a small random-weight model with the PyTorch
 reference (python/slotserve_ref), writes it as a model directory and records the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Generates the encoder–decoder golden data the C++ engine is checked against (DESIGN §7,
-§8): for every cross kind (ConvLuna's filters included) with at least two decoder self kinds,
+"""Generates the encoder–decoder golden data the C++ engine is checked against (docs/ARCHITECTURE.md
+"Tests", "Encoder–decoder models"): for every cross kind (ConvLuna's filters included) with at least two decoder self kinds,
 a small random-weight model directory, a source, a target and the reference's logits at every
 target position:
 
@@ -121,7 +121,8 @@ def variant_config(name: str) -> Seq2seqConfig:
 def golden_ids(cfg: Seq2seqConfig):
     gen = torch.Generator().manual_seed(SEQUENCE_SEED)
     source = torch.randint(3, cfg.vocab_size, (SOURCE_LENGTH,), generator=gen)
-    source[-1] = cfg.eos_id  # as a text source would end (DESIGN §8)
+    # As a text source would end (docs/ARCHITECTURE.md "Encoder–decoder models").
+    source[-1] = cfg.eos_id
     target = torch.randint(3, cfg.vocab_size, (TARGET_LENGTH,), generator=gen)
     return source, target
 

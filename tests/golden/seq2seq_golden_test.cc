@@ -1,7 +1,8 @@
-// The C++ encoder–decoder model against the PyTorch reference's golden logits (DESIGN §7, §8):
-// every variant under tests/golden/seq2seq/ (written by make_golden_seq2seq.py: each cross kind,
-// ConvLuna's filters, with abc and softmax decoder self-attention), on every host backend, with
-// the decoder fed whole, in chunks and one step at a time, and after a fork of the slot.
+// The C++ encoder–decoder model against the PyTorch reference's golden logits (docs/ARCHITECTURE.md
+// "Tests"; docs/ARCHITECTURE.md "Encoder–decoder models"): every variant under
+// tests/golden/seq2seq/ (written by make_golden_seq2seq.py: each cross kind, ConvLuna's filters,
+// with abc and softmax decoder self-attention), on every host backend, with the decoder fed whole,
+// in chunks and one step at a time, and after a fork of the slot.
 #include <cmath>
 #include <filesystem>
 #include <ostream>
@@ -134,9 +135,10 @@ TEST_P(Seq2seqGoldenTest, AForkedSlotContinuesLikeTheOriginal) {
   }
 }
 
-// Beams of one request (DESIGN §8): forks share the request's one cross memory, each keeps its
-// own decoder state (and srformer RAF state), so a sibling fed other tokens changes nothing the
-// golden hypothesis reads; the memory goes back when the last reader lets go.
+// Beams of one request (docs/ARCHITECTURE.md "Encoder–decoder models"): forks share the request's
+// one cross memory, each keeps its own decoder state (and srformer RAF state), so a sibling fed
+// other tokens changes nothing the golden hypothesis reads; the memory goes back when the last
+// reader lets go.
 TEST_P(Seq2seqGoldenTest, ForkedHypothesesShareOneCrossMemory) {
   const size_t half = EncodeAndPrefillHalf(0);
   const int vocab = golden_.vocab_size;

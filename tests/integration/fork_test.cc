@@ -1,7 +1,7 @@
-// DESIGN §9 fork through a real server: Generate with n = 3 streams three choices, each with
-// its choice_index and its own finished message; choice i equals a single request with
-// seed + i; a request without n streams exactly as before (choice 0 only); Complete refuses
-// n > 1; the pool is full again afterwards.
+// docs/ARCHITECTURE.md "Request state" fork through a real server: Generate with n = 3 streams
+// three choices, each with its choice_index and its own finished message; choice i equals a single
+// request with seed + i; a request without n streams exactly as before (choice 0 only); Complete
+// refuses n > 1; the pool is full again afterwards.
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -124,8 +124,9 @@ TEST_F(HttpApiTest, StreamsAreServerSentEventsEndingWithUsageAndDone) {
   EXPECT_EQ(whole.json["choices"][0]["message"]["content"], stream.text);
 }
 
-// n > 1 (DESIGN §9 fork): one prefill, then choice i samples with seed + i, so each choice is
-// the single-choice request with that seed; streamed chunks carry each choice's index.
+// n > 1 (docs/ARCHITECTURE.md "Request state" fork): one prefill, then choice i samples with seed +
+// i, so each choice is the single-choice request with that seed; streamed chunks carry each
+// choice's index.
 TEST_F(HttpApiTest, SeveralChoicesEachEqualTheSingleRequestWithTheirSeed) {
   const json base = {{"prompt", "In the beginning"},
                      {"max_tokens", 12},

@@ -1,5 +1,5 @@
-// The Prometheus endpoint shows every family of DESIGN §6, with values that match what the
-// clients saw.
+// The Prometheus endpoint shows every family of the README's metrics list, with values that match
+// what the clients saw.
 #include <unistd.h>
 
 #include <gtest/gtest.h>

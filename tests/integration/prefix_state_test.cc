@@ -1,6 +1,6 @@
-// DESIGN §9 prefix states through a real server: the second request with a long shared
-// prompt starts from a cached prefix state and streams bitwise the tokens and logprobs of the
-// first, and the prefix-cache metrics count the hit and the tokens it saved.
+// docs/ARCHITECTURE.md "Request state" prefix states through a real server: the second request with
+// a long shared prompt starts from a cached prefix state and streams bitwise the tokens and
+// logprobs of the first, and the prefix-cache metrics count the hit and the tokens it saved.
 #include <gtest/gtest.h>
 
 #include <string>

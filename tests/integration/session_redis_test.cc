@@ -1,7 +1,7 @@
-// The shared session store (--session-store redis://, DESIGN §9) through real processes: a
-// real redis-server and two server replicas on the bundled model. A conversation alternating
-// between the replicas turn by turn streams exactly the tokens of the same conversation on one
-// server; killing a replica loses no session; one request per session holds across replicas;
+// The shared session store (--session-store redis://, docs/ARCHITECTURE.md "Request state") through
+// real processes: a real redis-server and two server replicas on the bundled model. A conversation
+// alternating between the replicas turn by turn streams exactly the tokens of the same conversation
+// on one server; killing a replica loses no session; one request per session holds across replicas;
 // Redis going away gives UNAVAILABLE quoting the cause, frees every slot, and crashes
 // nothing; and the faults of issue 58: a connection Redis dropped fails no request, a stopped
 // Redis is a time-out that says so and stalls no other stream, and a session held by a killed

@@ -1,7 +1,7 @@
-// DESIGN §9 sessions through a real server: a 3-turn conversation continued through a kept
-// session streams the greedy tokens of sending the whole conversation from scratch; unknown
-// handles are NOT_FOUND, a session in use FAILED_PRECONDITION; a cancelled continuation frees
-// the session and its slot.
+// docs/ARCHITECTURE.md "Request state" sessions through a real server: a 3-turn conversation
+// continued through a kept session streams the greedy tokens of sending the whole conversation from
+// scratch; unknown handles are NOT_FOUND, a session in use FAILED_PRECONDITION; a cancelled
+// continuation frees the session and its slot.
 #include <gtest/gtest.h>
 
 #include <string>

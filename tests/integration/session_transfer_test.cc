@@ -1,6 +1,7 @@
-// DESIGN §9 export / import through real server processes: a session exported from one server
-// and imported into a second process on the same model continues exactly as it continues on
-// the first; a blob with one flipped byte, a truncated one, and one signed with another
+// docs/ARCHITECTURE.md "Request state" export / import through real server processes: a session
+// exported from one server and imported into a second process on the same model continues exactly
+// as it continues on the first; a blob with one flipped byte, a truncated one, and one signed with
+// another
 // --state-key-file are refused with INVALID_ARGUMENT; unknown handles are NOT_FOUND.
 #include <gtest/gtest.h>
 

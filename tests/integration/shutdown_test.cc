@@ -1,5 +1,5 @@
-// SIGTERM (DESIGN §4): health goes NOT_SERVING, new requests are refused, running ones finish
-// (bounded by --drain-timeout), then the process exits 0.
+// SIGTERM (docs/ARCHITECTURE.md "A request's path"): health goes NOT_SERVING, new requests are
+// refused, running ones finish (bounded by --drain-timeout), then the process exits 0.
 #include <gtest/gtest.h>
 
 #include <csignal>

@@ -1,7 +1,7 @@
-// Start-up flags that size the server: the state pool derived from --state-memory (DESIGN §4),
-// capped by --max-slots, and a budget too small for one request refused before serving; the
-// deprecated --device-sampling accepted with one warning and no effect; a --served-model-name a
-// client could not send back refused.
+// Start-up flags that size the server: the state pool derived from --state-memory
+// (docs/ARCHITECTURE.md "A request's path"), capped by --max-slots, and a budget too small for one
+// request refused before serving; the deprecated --device-sampling accepted with one warning and no
+// effect; a --served-model-name a client could not send back refused.
 #include <string>
 #include <thread>
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Checks the shape DESIGN §1 and docs/ARCHITECTURE.md promise, from the source text alone:
+"""Checks the shape docs/ARCHITECTURE.md "Floors" and docs/ARCHITECTURE.md promise, from the source
+text alone:
 
 1. Dependencies point down the floors: a file may include only its own floor and the floors
    below it (base < kernels < models < engine < server; proto is the wire API, which only

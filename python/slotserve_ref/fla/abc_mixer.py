@@ -10,7 +10,8 @@ false, use_output_gate and use_norm true), per head with dk = head_k_dim, dv = h
 fla computes the two passes with fla/ops/abc/chunk.py chunk_abc (naive form:
 fla/ops/abc/naive.py naive_recurrent_abc, whose g = z_{t−1} − z_t, z = logcumsumexp(s), keeps
 hk = K̄ᵀ and hv = V̄ normalised). Its cache keeps only hk/hv, not the normaliser z, so fla's own
-cached decoding restarts the weights at every call; we keep z (as DESIGN §3's ABC does) so that
+cached decoding restarts the weights at every call; we keep z (as the ABC of docs/MODEL_FORMAT.md
+"The attention kinds" does) so that
 step-by-step equals the whole-sequence forward fla was trained with.
 
 State per head: K̃ [M, dk], Ṽ [M, dv], z [M], m [M]: K̄ = K̃/z, V̄ = Ṽ/z, and m + log z is the
@@ -66,7 +67,8 @@ def _read(cfg: FlaConfig, q, k_bar, v_bar):
 
 def abc_step(w: Dict[str, torch.Tensor], prefix: str, cfg: FlaConfig, x: torch.Tensor,
              state: Dict[str, torch.Tensor], position: int) -> Tuple[torch.Tensor, Dict]:
-    """One token, x [E]: the running-max recurrence of DESIGN §3's ABC."""
+    """One token, x [E]: the running-max recurrence of the ABC of docs/MODEL_FORMAT.md "The
+    attention kinds"."""
     q, k, v, s, conv = _inputs(w, prefix, cfg, x[None, :], state, torch.tensor([position]), True)
     q, k, v, s = q[0], k[0], v[0], s[0]
     z = state["z"]

@@ -2,7 +2,8 @@
 
 fla's config classes (fla/models/abc/configuration_abc.py ABCConfig, fla/models/gsa/
 configuration_gsa.py GSAConfig) accept anything and ignore what they do not know. We do the
-opposite, as for our own format (DESIGN §2): every key is either understood, known to have no
+opposite, as for our own format (docs/MODEL_FORMAT.md): every key is either understood, known to
+have no
 effect on inference, or refused by name, so a checkpoint that needs something we do not compute
 never loads silently wrong. docs/FLA_CHECKPOINTS.md lists every field with its default and
 status.

@@ -1,5 +1,6 @@
-// DESIGN §4: a seeded request gives the same tokens whatever else is in the batch. Runs each
-// golden model (every attention kind) on the real CPU backend, alone and among 32 others.
+// docs/ARCHITECTURE.md "A request's path": a seeded request gives the same tokens whatever else is
+// in the batch. Runs each golden model (every attention kind) on the real CPU backend, alone and
+// among 32 others.
 #include <gtest/gtest.h>
 
 #include <filesystem>

@@ -1,7 +1,7 @@
-// DESIGN §9 fork on every golden model (each attention kind) on the real CPU backend: a
-// request with n choices prefills once, copies its state into n slots, and choice i gives the
-// tokens a single request with seed + i gives; every choice ends once, the last one marked
-// request_done, and the pool is full again afterwards.
+// docs/ARCHITECTURE.md "Request state" fork on every golden model (each attention kind) on the real
+// CPU backend: a request with n choices prefills once, copies its state into n slots, and choice i
+// gives the tokens a single request with seed + i gives; every choice ends once, the last one
+// marked request_done, and the pool is full again afterwards.
 #include <gtest/gtest.h>
 
 #include <algorithm>

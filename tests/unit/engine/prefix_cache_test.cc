@@ -1,6 +1,6 @@
-// Prefix states (DESIGN §9): the longest cached block-aligned prefix is found, always leaving a
-// token to prefill; entries are verified token for token; the byte bound evicts least recently
-// used first; the counters say what happened.
+// Prefix states (docs/ARCHITECTURE.md "Request state"): the longest cached block-aligned prefix is
+// found, always leaving a token to prefill; entries are verified token for token; the byte bound
+// evicts least recently used first; the counters say what happened.
 #include "engine/prefix_cache.h"
 
 #include <gtest/gtest.h>

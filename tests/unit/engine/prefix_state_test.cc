@@ -1,6 +1,6 @@
-// DESIGN §9 prefix states on every golden model (each attention kind) on the real CPU backend:
-// a request restored from a cached block-aligned prefix gives bitwise the same greedy tokens
-// and logprobs as the same request prefilled from token 0.
+// docs/ARCHITECTURE.md "Request state" prefix states on every golden model (each attention kind) on
+// the real CPU backend: a request restored from a cached block-aligned prefix gives bitwise the
+// same greedy tokens and logprobs as the same request prefilled from token 0.
 #include <gtest/gtest.h>
 
 #include <filesystem>

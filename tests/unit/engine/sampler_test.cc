@@ -1,6 +1,6 @@
-// Sampler statistics and exact penalty arithmetic (DESIGN §4 sampling options): the engine's
-// tokens come from the selection op (kernels/sampling.h; the cpu backend on the host), fed by
-// each request's RequestSampler rows; logprobs from the raw logits.
+// Sampler statistics and exact penalty arithmetic (docs/ARCHITECTURE.md "A request's path" sampling
+// options): the engine's tokens come from the selection op (kernels/sampling.h; the cpu backend on
+// the host), fed by each request's RequestSampler rows; logprobs from the raw logits.
 #include "engine/sampler.h"
 
 #include <gtest/gtest.h>

@@ -1,7 +1,7 @@
-// DESIGN §9 sessions on every golden model (each attention kind) on the real CPU backend: a
-// 3-turn conversation continued through kept states gives the greedy tokens of feeding the
-// whole conversation from scratch; a held session refuses a second request; an unknown handle
-// is NOT_FOUND; a cancelled continuation leaves the session as it was, its slot free.
+// docs/ARCHITECTURE.md "Request state" sessions on every golden model (each attention kind) on the
+// real CPU backend: a 3-turn conversation continued through kept states gives the greedy tokens of
+// feeding the whole conversation from scratch; a held session refuses a second request; an unknown
+// handle is NOT_FOUND; a cancelled continuation leaves the session as it was, its slot free.
 #include <gtest/gtest.h>
 
 #include <memory>

@@ -1,6 +1,6 @@
-// Sessions (DESIGN §9): unguessable handles, one request at a time, NOT_FOUND for unknown and
-// expired handles, a failed request leaves the session as it was, the byte bound evicts the
-// least recently used idle session and never one in use.
+// Sessions (docs/ARCHITECTURE.md "Request state"): unguessable handles, one request at a time,
+// NOT_FOUND for unknown and expired handles, a failed request leaves the session as it was, the
+// byte bound evicts the least recently used idle session and never one in use.
 #include "engine/in_memory_session_store.h"
 
 #include <gtest/gtest.h>

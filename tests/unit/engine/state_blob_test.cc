@@ -1,7 +1,7 @@
-// State export/import (DESIGN §9): a blob round-trips exactly, and any blob that is not
-// exactly what this server would have written for this model — damaged, cut, extended, from
-// another model, kind or state dtype, unsigned or signed with another key — is refused with a
-// message that says what was wrong.
+// State export/import (docs/ARCHITECTURE.md "Request state"): a blob round-trips exactly, and any
+// blob that is not exactly what this server would have written for this model — damaged, cut,
+// extended, from another model, kind or state dtype, unsigned or signed with another key — is
+// refused with a message that says what was wrong.
 #include "engine/state_blob.h"
 
 #include <gtest/gtest.h>

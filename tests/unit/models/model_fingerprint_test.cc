@@ -1,5 +1,6 @@
-// The model fingerprint state blobs carry (DESIGN §9): stable for the same files, different
-// when the config, the tensor layout or the weights differ, and a clear error without files.
+// The model fingerprint state blobs carry (docs/ARCHITECTURE.md "Request state"): stable for the
+// same files, different when the config, the tensor layout or the weights differ, and a clear error
+// without files.
 #include "models/model_fingerprint.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
-// The weights check: exactly the tensors DESIGN §2 lists for the config, by name and shape,
-// per attention kind and option; and LanguageModel::Load refusing broken model directories.
+// The weights check: exactly the tensors docs/MODEL_FORMAT.md lists for the config, by name and
+// shape, per attention kind and option; and LanguageModel::Load refusing broken model directories.
 #include "models/model_weights.h"
 
 #include <algorithm>

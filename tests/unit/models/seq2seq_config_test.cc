@@ -1,5 +1,6 @@
-// The encoder–decoder config.json (DESIGN §8): every golden variant's config parses into the
-// fields it names, and every way of getting a key wrong is refused with a message naming it.
+// The encoder–decoder config.json (docs/ARCHITECTURE.md "Encoder–decoder models"): every golden
+// variant's config parses into the fields it names, and every way of getting a key wrong is refused
+// with a message naming it.
 #include "models/seq2seq_config.h"
 
 #include <filesystem>

@@ -1,6 +1,6 @@
 // The encoder–decoder slot layout and the bytes per request it gives every golden variant,
-// against sizes worked out by hand from DESIGN §3 and §8 (E = 16, H = 2, d = 8,
-// max_source_tokens N = 32, two decoder layers, fp32).
+// against sizes worked out by hand from docs/MODEL_FORMAT.md "The attention kinds" and §8 (E = 16,
+// H = 2, d = 8, max_source_tokens N = 32, two decoder layers, fp32).
 #include "models/seq2seq_slot_layout.h"
 
 #include <filesystem>

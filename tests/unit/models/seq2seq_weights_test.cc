@@ -1,6 +1,6 @@
-// The encoder–decoder tensor table (DESIGN §8) against the PyTorch reference's golden model
-// files: every variant's file holds exactly the tables's tensors, and a file with one tensor
-// missing, mis-shaped or extra is refused naming it.
+// The encoder–decoder tensor table (docs/ARCHITECTURE.md "Encoder–decoder models") against the
+// PyTorch reference's golden model files: every variant's file holds exactly the tables's tensors,
+// and a file with one tensor missing, mis-shaped or extra is refused naming it.
 #include "models/seq2seq_weights.h"
 
 #include <filesystem>
