@@ -46,7 +46,7 @@ class RequestStartTest : public ::testing::Test {
   }
 
   std::unique_ptr<ActiveRequest> Admitted(GenerationRequest request, int slot, RequestId id = 1) {
-    StopLimits limits{.max_new_tokens = 4, .eos_id = 2, .max_positions = 1 << 20};
+    StopLimits limits{.max_new_tokens = 4, .eos_ids = {2}, .max_positions = 1 << 20};
     auto active = std::make_unique<ActiveRequest>(
         id, std::move(request), std::make_shared<testing::RecordingSink>(), /*seed=*/7, limits,
         /*tokenizer=*/nullptr, absl::Now());
