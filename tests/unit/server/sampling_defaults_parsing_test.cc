@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "server/http/openai_request.h"
-#include "server/request_parsing.h"
+#include "server/grpc/request_parsing.h"
 
 namespace slotserve::server {
 namespace {
