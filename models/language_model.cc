@@ -102,9 +102,9 @@ absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_
                                      const char* call) {
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(call, ": token ", tokens[i], " at index ", i,
-                                                     " is outside the vocabulary [0, ", vocab_size,
-                                                     ")"));
+      return absl::InternalError(absl::StrCat(
+          call, ": token ", tokens[i], " at index ", i, " is outside [0, ", vocab_size,
+          "); ids reach a model call checked against the vocabulary, so the caller has a bug"));
     }
   }
   return absl::OkStatus();

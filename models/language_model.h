@@ -22,8 +22,14 @@ enum class LogitsWanted { kLastToken, kEveryToken };
 
 struct FlaConfig;
 
-// INVALID_ARGUMENT naming `call`, the first token outside [0, vocab_size) and its index: the
-// input check every model's Prefill, Step and Encode share.
+// The guard every model's Prefill, Step and Encode run on their ids: INTERNAL naming `call`,
+// the first token outside [0, vocab_size) and its index. It is an assertion, not a request
+// check: the engine's entry refuses bad prompt and source ids naming the wire field
+// (engine/request_validation.cc, source_validation.cc), and generated ids come from the
+// selection op, so an id out of range here is a caller's bug. It stays a status in every build
+// (rather than an abort in debug only) because the embedding would read out of bounds
+// otherwise, it costs one compare per token against a whole layer stack per token, and the
+// tools and benchmarks that call models directly get a message instead of a crash.
 absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_size,
                                      const char* call);
 
@@ -75,15 +81,15 @@ class LanguageModel {
   // architecture here; config() then gives the shared fields (vocabulary, widths, ids, slots).
   virtual const FlaConfig* fla() const { return nullptr; }
   // Seq2seq models: empties `slot` (position 0), runs the encoder over `source` (ids as given,
-  // 1 ... max_source_tokens of them, validated against the vocabulary) and writes the slot's
-  // cross memory. The request's decoding then starts with Prefill of decoder_start_id and any
-  // target prefix. Copy/Save/Restore of the slot carry the cross memory with it. Decoder-only
-  // models refuse with FAILED_PRECONDITION.
+  // 1 ... max_source_tokens of them, each in [0, vocab) as the engine's entry checked) and writes
+  // the slot's cross memory. The request's decoding then starts with Prefill of decoder_start_id
+  // and any target prefix. Copy/Save/Restore of the slot carry the cross memory with it.
+  // Decoder-only models refuse with FAILED_PRECONDITION.
   virtual absl::Status Encode(StateArena& states, int slot, std::span<const int32_t> source);
 
   // Feeds `tokens` (one request) into `slot`, continuing from the slot's position, and
   // advances it. Writes host logits: [vocab] for kLastToken, [tokens.size(), vocab] for
-  // kEveryToken. Tokens are validated against the vocabulary first.
+  // kEveryToken. Tokens must be in [0, vocab) (the engine's entry checked them).
   virtual absl::Status Prefill(StateArena& states, int slot, std::span<const int32_t> tokens,
                                LogitsWanted wanted, std::span<float> logits) = 0;
 

@@ -43,9 +43,9 @@ struct SamplingOptions {
   }
 };
 
-// The one check of SamplingOptions' ranges (the request validation and the model calls both
-// run it): INVALID_ARGUMENT naming the first bad field under `field` ("sampling" gives
-// "sampling.top_p must be in (0, 1] (1 = off), got 1.5").
+// The one check of SamplingOptions' ranges, run once per request at the engine's entry
+// (engine/request_validation.cc): INVALID_ARGUMENT naming the first bad field under `field`
+// ("sampling" gives "sampling.top_p must be in (0, 1] (1 = off), got 1.5").
 absl::Status CheckSamplingOptions(const SamplingOptions& options, absl::string_view field);
 
 // Logit biases as OpenAI bounds them: INVALID_ARGUMENT quoting the first entry whose id is
@@ -70,9 +70,10 @@ struct TokenSampling {
   bool want_raw_logits = false;
 };
 
-// INVALID_ARGUMENT naming `call` unless there is one row per slot of a `rows`-row call, one
-// output id per row, `raw_logits` holds vocab floats per row that wants them, and every row's
-// options pass CheckSamplingOptions (the message names the row: "sampling[1].temperature").
+// The selecting calls' shape check: INVALID_ARGUMENT naming `call` unless there is one row per
+// slot of a `rows`-row call, one output id per row, and `raw_logits` holds vocab floats per row
+// that wants them. The rows' options are not checked again: the engine's entry did, once per
+// request, and every caller below it passes options so checked.
 absl::Status CheckTokenSampling(std::span<const TokenSampling> sampling, size_t rows,
                                 size_t out_tokens, size_t raw_logits, int vocab, const char* call);
 
