@@ -12,9 +12,9 @@
 #include "kernels/backend.h"
 #include "models/kv_cache_dtype.h"
 #include "models/model_config.h"
+#include "models/sampling_columns.h"
 #include "models/seq2seq_shape.h"
 #include "models/state_arena.h"
-#include "models/token_sampling.h"
 
 namespace slotserve::models {
 
@@ -100,7 +100,7 @@ class LanguageModel {
 
   // The engine's one decode entry: the same step as Step (same states and positions
   // afterwards), then the selection op (kernels/sampling.h) picks each row's next token as
-  // sampling[i] says, where the logits are, and only the ids come back, in out_tokens [B].
+  // row i of `sampling` says, where the logits are, and only the ids come back, in out_tokens [B].
   // Rows with want_raw_logits also get their raw logits (before any adjustment) in
   // raw_logits, [the rows that want them, vocab] in row order, for logprobs. Why copy rows
   // rather than have the op compute logprobs: few requests ask and a row is only vocab
@@ -110,21 +110,22 @@ class LanguageModel {
   // logits live on the host needs); a model with device logits selects them there.
   virtual absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                      std::span<const int32_t> tokens,
-                                     std::span<const TokenSampling> sampling,
-                                     std::span<int32_t> out_tokens, std::span<float> raw_logits);
+                                     const SamplingColumns& sampling, std::span<int32_t> out_tokens,
+                                     std::span<float> raw_logits);
 
   // Feeds `tokens` as Prefill does, then picks the next token from the last token's logits
   // as StepAndSample picks a row's, so a prompt's first generated token follows the same rule
-  // as the rest. raw_logits: [vocab] when sampling.want_raw_logits, else empty. This default
+  // as the rest. `sampling` holds that one row; raw_logits: [vocab] when it wants its raw
+  // logits, else empty. This default
   // prefills into host logits and runs the host op on them.
   virtual absl::StatusOr<int32_t> PrefillAndSample(StateArena& states, int slot,
                                                    std::span<const int32_t> tokens,
-                                                   const TokenSampling& sampling,
+                                                   const SamplingColumns& sampling,
                                                    std::span<float> raw_logits);
 
  private:
   // The defaults' selection: the host op over host `logits` [rows, vocab].
-  absl::Status SelectOnHost(std::span<float> logits, std::span<const TokenSampling> sampling,
+  absl::Status SelectOnHost(std::span<float> logits, const SamplingColumns& sampling,
                             std::span<int32_t> out_tokens, std::span<float> raw_logits) const;
 };
 
