@@ -1,7 +1,8 @@
-// How a request's tokens are picked (DESIGN §4): the one set of sampling options and defaults.
-// The engine's requests carry them (GenerationRequest::sampling), its entry checks them once
-// (engine/request_validation.cc), and its sampler (engine/sampler.h) turns them into the
-// selection op's columns (models/sampling_columns.h); kernels/sampling.h is their rule.
+// How a request's tokens are picked (docs/ARCHITECTURE.md, "Token selection"): the one set
+// of sampling options and defaults. The engine's requests carry them
+// (GenerationRequest::sampling), its entry checks them once (engine/request_validation.cc),
+// and its sampler (engine/sampler.h) turns them into the selection op's columns
+// (models/sampling_columns.h); kernels/sampling.h is their rule.
 #pragma once
 
 #include <cstdint>
