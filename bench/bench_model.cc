@@ -115,18 +115,25 @@ absl::Status BenchModel::StepAndSample(int batch, float temperature, float top_p
         absl::StrCat("StepAndSample: batch must be in [1, ", batch_slots(), "], got ", batch));
   }
   const size_t rows = static_cast<size_t>(batch);
-  sampling_.resize(rows);
   sampled_tokens_.resize(rows);
+  // Every row samples alike, from its own stream; the other options are off.
+  sampling_.Clear();
   for (size_t row = 0; row < rows; ++row) {
-    sampling_[row].options.temperature = temperature;
-    sampling_[row].options.top_p = top_p;
-    sampling_[row].seed = row;
-    sampling_[row].draw_index = draws_;
+    sampling_.temperature.push_back(temperature);
+    sampling_.top_k.push_back(0);
+    sampling_.top_p.push_back(top_p);
+    sampling_.min_p.push_back(0.0f);
+    sampling_.repetition_penalty.push_back(1.0f);
+    sampling_.presence_penalty.push_back(0.0f);
+    sampling_.frequency_penalty.push_back(0.0f);
+    sampling_.seeds.push_back(row);
+    sampling_.draw_index.push_back(draws_);
+    sampling_.AddLists({}, {}, {});
+    sampling_.want_raw_logits.push_back(0);
   }
   ++draws_;
   return model_->StepAndSample(*states_, std::span<const int32_t>(step_slots_.data(), rows),
-                               std::span<const int32_t>(step_tokens_.data(), rows),
-                               std::span<const models::TokenSampling>(sampling_.data(), rows),
+                               std::span<const int32_t>(step_tokens_.data(), rows), sampling_,
                                std::span<int32_t>(sampled_tokens_.data(), rows),
                                std::span<float>());
 }

@@ -16,8 +16,8 @@
 #include "bench/synthetic_tokens.h"
 #include "kernels/backend.h"
 #include "models/language_model.h"
+#include "models/sampling_columns.h"
 #include "models/state_arena.h"
-#include "models/token_sampling.h"
 
 namespace slotserve::bench {
 
@@ -76,7 +76,7 @@ class BenchModel {
   std::vector<int32_t> step_tokens_;
   std::vector<int32_t> step_slots_;
   std::vector<float> logits_;
-  std::vector<models::TokenSampling> sampling_;  // StepAndSample's rows
+  models::SamplingColumns sampling_;  // StepAndSample's rows
   std::vector<int32_t> sampled_tokens_;
   uint64_t draws_ = 0;
 };

@@ -158,10 +158,10 @@ std::span<const int32_t> ActiveRequest::MaskedNow() const {
   return masked_before_min_new_;
 }
 
-models::TokenSampling ActiveRequest::NextTokenSampling() const {
+void ActiveRequest::AddNextTokenRow(models::SamplingColumns& columns) const {
   // A beam search ranks the raw rows itself (its validated options are greedy's: the op's
   // pick is not used).
-  return sampler_.NextToken(MaskedNow(), request_.logprobs.enabled || beam_ != nullptr);
+  sampler_.AddNextToken(columns, MaskedNow(), request_.logprobs.enabled || beam_ != nullptr);
 }
 
 ActiveRequest::TokenOutcome ActiveRequest::AcceptToken(int32_t token,

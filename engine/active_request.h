@@ -18,7 +18,7 @@
 #include "engine/sampler.h"
 #include "engine/state_blob.h"
 #include "engine/tokenizer.h"
-#include "models/token_sampling.h"
+#include "models/sampling_columns.h"
 
 namespace slotserve::engine {
 
@@ -41,11 +41,11 @@ class ActiveRequest {
     TokenChunk chunk;
     std::optional<FinishReason> finish;  // set when this token ends the request
   };
-  // The selection op's row for this request's next token (models::TokenSampling): its options
+  // Appends the selection op's row for this request's next token to `columns`: its options
   // and draw, its history when a penalty reads it, the ids masked now (eos and stop tokens
-  // before min_new_tokens), and whether logprobs need the raw logits. Valid until AcceptToken.
-  models::TokenSampling NextTokenSampling() const;
-  // Takes `token`, selected with NextTokenSampling()'s row: advances the RNG stream and
+  // before min_new_tokens), and whether logprobs need the raw logits.
+  void AddNextTokenRow(models::SamplingColumns& columns) const;
+  // Takes `token`, selected with AddNextTokenRow()'s row: advances the RNG stream and
   // history, decides whether it ends the request and what text it releases, and adds its
   // logprobs from `raw_logits` (the row's raw logits; empty unless the row wanted them). When
   // it does not end the request, the token becomes next_input().

@@ -10,26 +10,12 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "models/token_sampling.h"
+#include "engine/sampling_options.h"
 
 namespace slotserve::engine {
 
 // Engine-assigned handle of an accepted request (unique for the scheduler's lifetime).
 using RequestId = uint64_t;
-
-// How the request's tokens are picked: models::SamplingOptions (temperature, top-k, top-p,
-// min-p, repetition / presence / frequency penalties: the one set of options and defaults,
-// whose rule kernels/sampling.h writes out), plus the request's seed.
-struct SamplingOptions : models::SamplingOptions {
-  // Seed of the request's own RNG stream: the same seed, prompt and options give the same
-  // tokens whatever else is in the batch. Unset: the engine picks one and reports it in
-  // Finished::seed.
-  std::optional<uint64_t> seed;
-  // OpenAI's logit_bias: each listed token's logit is shifted by its bias before the token is
-  // chosen (step 2 of kernels/sampling.h; logprobs stay the raw distribution's). Distinct ids
-  // in the vocabulary, biases in [-100, 100] (models::CheckLogitBias). Not with beam search.
-  std::vector<kernels::BiasedToken> logit_bias;
-};
 
 struct StoppingOptions {
   // 0 = the scheduler's default (SchedulerOptions::default_max_new_tokens). Must be in

@@ -8,8 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "base/utf8.h"
+#include "engine/sampling_options.h"
 #include "engine/source_validation.h"
-#include "models/token_sampling.h"
 
 namespace slotserve::engine {
 namespace {
@@ -182,11 +182,11 @@ absl::Status ValidateGenerationRequest(const GenerationRequest& request,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = models::CheckSamplingOptions(request.sampling, "sampling"); !s.ok()) {
+  if (absl::Status s = CheckSamplingOptions(request.sampling, "sampling"); !s.ok()) {
     return s;
   }
-  SLOTSERVE_RETURN_IF_ERROR(models::CheckLogitBias(request.sampling.logit_bias, limits.vocab_size,
-                                                   "sampling.logit_bias"));
+  SLOTSERVE_RETURN_IF_ERROR(
+      CheckLogitBias(request.sampling.logit_bias, limits.vocab_size, "sampling.logit_bias"));
   SLOTSERVE_RETURN_IF_ERROR(CheckStopping(request.stopping, limits));
   if (request.n < 1 || request.n > limits.max_n) {
     return Invalid(absl::StrCat("n must be in [1, ", limits.max_n, "], got ", request.n));

@@ -1,9 +1,8 @@
 // The checks Scheduler::Submit runs before accepting a request. Each error is
 // INVALID_ARGUMENT (FAILED_PRECONDITION for stop sequences without a tokenizer) and names the
 // field as the wire API does ("sampling.top_p must be in (0, 1], got 0"), says what was
-// expected and what was given. The sampling options' ranges are models::CheckSamplingOptions,
-// the one check the model's selecting calls run too (it sits below the engine, where both
-// can reach it).
+// expected and what was given. The sampling options' ranges are CheckSamplingOptions
+// (engine/sampling_options.h), their one check: nothing below the engine checks them again.
 #pragma once
 
 #include <cstdint>

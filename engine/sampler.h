@@ -1,7 +1,7 @@
 // One request's side of token selection (docs/ARCHITECTURE.md "A request's path"): its options, its
-// random stream (draw i is token i) and the history its penalties read, turned into the row the
-// selection op takes (models::TokenSampling). The rule itself is kernels/sampling.h: the op applies
-// the penalties and masks to the logits and picks the token, where the logits are.
+// random stream (draw i is token i) and the history its penalties read, turned into its row of the
+// selection op's columns (models::SamplingColumns). The rule itself is kernels/sampling.h: the op
+// applies the penalties and masks to the logits and picks the token, where the logits are.
 #pragma once
 
 #include <cstdint>
@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "engine/sampling_options.h"
 #include "kernels/sampling.h"
-#include "models/token_sampling.h"
+#include "models/sampling_columns.h"
 
 namespace slotserve::engine {
 
@@ -38,23 +39,23 @@ class TokenHistory {
 class RequestSampler {
  public:
   // `logit_bias` (checked: distinct ids) is copied.
-  RequestSampler(const models::SamplingOptions& options, uint64_t seed,
-                 std::span<const int32_t> prompt_ids,
+  RequestSampler(const SamplingOptions& options, uint64_t seed, std::span<const int32_t> prompt_ids,
                  std::span<const kernels::BiasedToken> logit_bias = {});
 
-  // The op's row for the next token: the options, the seed, draw tokens_sampled() of the
-  // stream, the history when a penalty reads it, the logit biases, and `masked` (ids the token may
-  // not be). The row points into this sampler and `masked`: valid until the next Accept.
-  models::TokenSampling NextToken(std::span<const int32_t> masked, bool want_raw_logits) const;
+  // Appends the op's row for the next token to `columns`: the options, the seed, draw
+  // tokens_sampled() of the stream, the history when a penalty reads it, the logit biases,
+  // `masked` (ids the token may not be) and whether the call hands back its raw logits.
+  void AddNextToken(models::SamplingColumns& columns, std::span<const int32_t> masked,
+                    bool want_raw_logits) const;
   // Takes `token` as the next one: advances the stream and the history.
   void Accept(int32_t token);
 
-  const models::SamplingOptions& options() const { return options_; }
+  const SamplingOptions& options() const { return options_; }
   uint64_t seed() const { return seed_; }
   int64_t tokens_sampled() const { return tokens_sampled_; }
 
  private:
-  models::SamplingOptions options_;
+  SamplingOptions options_;
   uint64_t seed_;
   int64_t tokens_sampled_ = 0;
   std::optional<TokenHistory> history_;  // only kept when a penalty reads it

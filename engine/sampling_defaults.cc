@@ -30,7 +30,7 @@ SamplingDefaults SamplingDefaultsFrom(const models::GenerationConfig& config) {
   return defaults;
 }
 
-models::SamplingOptions DefaultSampling(const SamplingDefaults& defaults) {
+SamplingOptions DefaultSampling(const SamplingDefaults& defaults) {
   GenerationRequest request;
   ApplySamplingDefaults(defaults, {}, &request);
   return request.sampling;

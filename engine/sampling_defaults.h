@@ -14,7 +14,7 @@
 
 namespace slotserve::engine {
 
-// Each unset member leaves the built-in default (models::SamplingOptions) in place.
+// Each unset member leaves the built-in default (SamplingOptions) in place.
 struct SamplingDefaults {
   std::optional<float> temperature;
   std::optional<int32_t> top_k;
@@ -32,7 +32,7 @@ SamplingDefaults SamplingDefaultsFrom(const models::GenerationConfig& config);
 
 // What a request that sets no sampling field samples with: the built-in options with
 // `defaults` applied (GET /v1/models and ModelInfo show it).
-models::SamplingOptions DefaultSampling(const SamplingDefaults& defaults);
+SamplingOptions DefaultSampling(const SamplingDefaults& defaults);
 
 // "temperature 0.6, top_p 0.9" (the fields set, in this header's order), or "none".
 std::string DescribeSamplingDefaults(const SamplingDefaults& defaults);

@@ -1,6 +1,5 @@
 #include "engine/step_runner.h"
 
-#include <optional>
 #include <utility>
 
 #include "base/status_macros.h"
@@ -35,27 +34,25 @@ std::span<const float> StepRunner::RawRows(std::span<const float> raw_logits, bo
 void StepRunner::Decode(std::span<ActiveRequest* const> batch) {
   decode_slots_.clear();
   decode_inputs_.clear();
-  decode_sampling_.clear();
+  decode_sampling_.Clear();
   decode_rows_.clear();
-  size_t raw_rows = 0;
   for (const ActiveRequest* request : batch) {
     const size_t rows_before = decode_slots_.size();
-    const models::TokenSampling sampling = request->NextTokenSampling();
     if (const BeamRequest* beam = request->beam(); beam != nullptr) {
       // Every live hypothesis is a row of its own: its slot, its last token.
       for (const BeamSearch::Hypothesis& hypothesis : beam->live()) {
         decode_slots_.push_back(hypothesis.slot);
         decode_inputs_.push_back(hypothesis.ids.back());
-        decode_sampling_.push_back(sampling);
+        request->AddNextTokenRow(decode_sampling_);
       }
     } else {
       decode_slots_.push_back(request->slot());
       decode_inputs_.push_back(*request->next_input());
-      decode_sampling_.push_back(sampling);
+      request->AddNextTokenRow(decode_sampling_);
     }
     decode_rows_.push_back(static_cast<int>(decode_slots_.size() - rows_before));
-    raw_rows += sampling.want_raw_logits ? decode_rows_.back() : 0;
   }
+  const size_t raw_rows = decode_sampling_.raw_rows();
   decode_tokens_.assign(decode_slots_.size(), -1);
   raw_logits_.resize(raw_rows * vocab_);
   const absl::Time start = absl::Now();
@@ -84,7 +81,7 @@ void StepRunner::Decode(std::span<ActiveRequest* const> batch) {
       continue;
     }
     const std::span<const float> raw =
-        RawRows(raw_logits_, decode_sampling_[row].want_raw_logits, &next_raw_row);
+        RawRows(raw_logits_, decode_sampling_.want_raw_logits[row] != 0, &next_raw_row);
     HandleOutcome(request, request.AcceptToken(decode_tokens_[row], raw), end);
   }
 }
@@ -98,7 +95,7 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
   const bool scores_prompt = request.request().logprobs.prompt;
   const std::span<const int32_t> scored =
       !scores_prompt ? std::span<const int32_t>() : chunk.first(chunk.size() - completes_prompt);
-  std::optional<models::TokenSampling> sampling;
+  bool selects = false;
   absl::Status status;
   int32_t token = -1;
   const absl::Time start = absl::Now();
@@ -106,10 +103,12 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
   const std::span<const int32_t> rest = chunk.subspan(scored.size());
   if (status.ok() && !rest.empty()) {
     if (completes_prompt) {
-      sampling = request.NextTokenSampling();
-      raw_logits_.resize(sampling->want_raw_logits ? vocab_ : 0);
+      selects = true;
+      prefill_sampling_.Clear();
+      request.AddNextTokenRow(prefill_sampling_);
+      raw_logits_.resize(prefill_sampling_.raw_rows() * vocab_);
       absl::StatusOr<int32_t> selected =
-          model_.PrefillAndSample(arena_, request.slot(), rest, *sampling, raw_logits_);
+          model_.PrefillAndSample(arena_, request.slot(), rest, prefill_sampling_, raw_logits_);
       status = selected.status();
       token = selected.value_or(-1);
     } else {
@@ -134,10 +133,10 @@ void StepRunner::Prefill(ActiveRequest& request, int tokens) {
         request.prompt_scores().TakeWhenComplete(request.request().prompt_ids.size());
     if (scores.prompt_logprobs.has_value()) request.sink().OnTokens(scores);
   }
-  if (sampling) {
+  if (selects) {
     size_t next_raw_row = 0;
     const std::span<const float> raw =
-        RawRows(raw_logits_, sampling->want_raw_logits, &next_raw_row);
+        RawRows(raw_logits_, prefill_sampling_.raw_rows() > 0, &next_raw_row);
     if (request.beam() != nullptr) {
       AdvanceBeam(request, raw, end);  // the prompt's last row starts the search
     } else {

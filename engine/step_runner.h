@@ -19,8 +19,8 @@
 #include "engine/step_latency_budget.h"
 #include "engine/step_planner.h"
 #include "models/language_model.h"
+#include "models/sampling_columns.h"
 #include "models/state_arena.h"
-#include "models/token_sampling.h"
 
 namespace slotserve::engine {
 
@@ -84,7 +84,8 @@ class StepRunner {
   std::vector<int> decode_rows_;  // rows of each request of decode_batch_
   std::vector<int32_t> decode_slots_;
   std::vector<int32_t> decode_inputs_;
-  std::vector<models::TokenSampling> decode_sampling_;
+  models::SamplingColumns decode_sampling_;
+  models::SamplingColumns prefill_sampling_;  // the row of a prompt's first token
   std::vector<int32_t> decode_tokens_;
   std::vector<float> raw_logits_;  // the raw rows of the requests that want logprobs
   std::vector<float> prefill_logits_;

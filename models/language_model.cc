@@ -102,9 +102,9 @@ absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_
                                      const char* call) {
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= vocab_size) {
-      return absl::InvalidArgumentError(absl::StrCat(call, ": token ", tokens[i], " at index ", i,
-                                                     " is outside the vocabulary [0, ", vocab_size,
-                                                     ")"));
+      return absl::InternalError(absl::StrCat(
+          call, ": token ", tokens[i], " at index ", i, " is outside [0, ", vocab_size,
+          "); ids reach a model call checked against the vocabulary, so the caller has a bug"));
     }
   }
   return absl::OkStatus();
@@ -118,12 +118,12 @@ absl::Status LanguageModel::Encode(StateArena& /*states*/, int /*slot*/,
 
 absl::Status LanguageModel::StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                           std::span<const int32_t> tokens,
-                                          std::span<const TokenSampling> sampling,
+                                          const SamplingColumns& sampling,
                                           std::span<int32_t> out_tokens,
                                           std::span<float> raw_logits) {
   const int vocab = config().vocab_size;
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokenSampling(sampling, slots.size(), out_tokens.size(),
-                                               raw_logits.size(), vocab, "StepAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckSamplingColumns(sampling, slots.size(), out_tokens.size(),
+                                                 raw_logits.size(), vocab, "StepAndSample"));
   std::vector<float> logits(slots.size() * static_cast<size_t>(vocab));
   SLOTSERVE_RETURN_IF_ERROR(Step(states, slots, tokens, logits));
   return SelectOnHost(logits, sampling, out_tokens, raw_logits);
@@ -131,20 +131,19 @@ absl::Status LanguageModel::StepAndSample(StateArena& states, std::span<const in
 
 absl::StatusOr<int32_t> LanguageModel::PrefillAndSample(StateArena& states, int slot,
                                                         std::span<const int32_t> tokens,
-                                                        const TokenSampling& sampling,
+                                                        const SamplingColumns& sampling,
                                                         std::span<float> raw_logits) {
   const int vocab = config().vocab_size;
   int32_t token = -1;
   SLOTSERVE_RETURN_IF_ERROR(
-      CheckTokenSampling({&sampling, 1}, 1, 1, raw_logits.size(), vocab, "PrefillAndSample"));
+      CheckSamplingColumns(sampling, 1, 1, raw_logits.size(), vocab, "PrefillAndSample"));
   std::vector<float> logits(static_cast<size_t>(vocab));
   SLOTSERVE_RETURN_IF_ERROR(Prefill(states, slot, tokens, LogitsWanted::kLastToken, logits));
-  SLOTSERVE_RETURN_IF_ERROR(SelectOnHost(logits, {&sampling, 1}, {&token, 1}, raw_logits));
+  SLOTSERVE_RETURN_IF_ERROR(SelectOnHost(logits, sampling, {&token, 1}, raw_logits));
   return token;
 }
 
-absl::Status LanguageModel::SelectOnHost(std::span<float> logits,
-                                         std::span<const TokenSampling> sampling,
+absl::Status LanguageModel::SelectOnHost(std::span<float> logits, const SamplingColumns& sampling,
                                          std::span<int32_t> out_tokens,
                                          std::span<float> raw_logits) const {
   // Host memory is the host backends' device memory; the reference model keeps its own op.

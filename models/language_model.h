@@ -15,9 +15,9 @@
 #include "kernels/backend.h"
 #include "models/kv_cache_dtype.h"
 #include "models/model_config.h"
+#include "models/sampling_columns.h"
 #include "models/seq2seq_shape.h"
 #include "models/state_arena.h"
-#include "models/token_sampling.h"
 
 namespace slotserve::models {
 
@@ -25,8 +25,14 @@ enum class LogitsWanted { kLastToken, kEveryToken };
 
 struct FlaConfig;
 
-// INVALID_ARGUMENT naming `call`, the first token outside [0, vocab_size) and its index: the
-// input check every model's Prefill, Step and Encode share.
+// The guard every model's Prefill, Step and Encode run on their ids: INTERNAL naming `call`,
+// the first token outside [0, vocab_size) and its index. It is an assertion, not a request
+// check: the engine's entry refuses bad prompt and source ids naming the wire field
+// (engine/request_validation.cc, source_validation.cc), and generated ids come from the
+// selection op, so an id out of range here is a caller's bug. It stays a status in every build
+// (rather than an abort in debug only) because the embedding would read out of bounds
+// otherwise, it costs one compare per token against a whole layer stack per token, and the
+// tools and benchmarks that call models directly get a message instead of a crash.
 absl::Status CheckTokensInVocabulary(std::span<const int32_t> tokens, int vocab_size,
                                      const char* call);
 
@@ -80,15 +86,15 @@ class LanguageModel {
   // architecture here; config() then gives the shared fields (vocabulary, widths, ids, slots).
   virtual const FlaConfig* fla() const { return nullptr; }
   // Seq2seq models: empties `slot` (position 0), runs the encoder over `source` (ids as given,
-  // 1 ... max_source_tokens of them, validated against the vocabulary) and writes the slot's
-  // cross memory. The request's decoding then starts with Prefill of decoder_start_id and any
-  // target prefix. Copy/Save/Restore of the slot carry the cross memory with it. Decoder-only
-  // models refuse with FAILED_PRECONDITION.
+  // 1 ... max_source_tokens of them, each in [0, vocab) as the engine's entry checked) and writes
+  // the slot's cross memory. The request's decoding then starts with Prefill of decoder_start_id
+  // and any target prefix. Copy/Save/Restore of the slot carry the cross memory with it.
+  // Decoder-only models refuse with FAILED_PRECONDITION.
   virtual absl::Status Encode(StateArena& states, int slot, std::span<const int32_t> source);
 
   // Feeds `tokens` (one request) into `slot`, continuing from the slot's position, and
   // advances it. Writes host logits: [vocab] for kLastToken, [tokens.size(), vocab] for
-  // kEveryToken. Tokens are validated against the vocabulary first.
+  // kEveryToken. Tokens must be in [0, vocab) (the engine's entry checked them).
   virtual absl::Status Prefill(StateArena& states, int slot, std::span<const int32_t> tokens,
                                LogitsWanted wanted, std::span<float> logits) = 0;
 
@@ -99,7 +105,7 @@ class LanguageModel {
 
   // The engine's one decode entry: the same step as Step (same states and positions
   // afterwards), then the selection op (kernels/sampling.h) picks each row's next token as
-  // sampling[i] says, where the logits are, and only the ids come back, in out_tokens [B].
+  // row i of `sampling` says, where the logits are, and only the ids come back, in out_tokens [B].
   // Rows with want_raw_logits also get their raw logits (before any adjustment) in
   // raw_logits, [the rows that want them, vocab] in row order, for logprobs. Why copy rows
   // rather than have the op compute logprobs: few requests ask and a row is only vocab
@@ -109,21 +115,22 @@ class LanguageModel {
   // logits live on the host needs); a model with device logits selects them there.
   virtual absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                      std::span<const int32_t> tokens,
-                                     std::span<const TokenSampling> sampling,
-                                     std::span<int32_t> out_tokens, std::span<float> raw_logits);
+                                     const SamplingColumns& sampling, std::span<int32_t> out_tokens,
+                                     std::span<float> raw_logits);
 
   // Feeds `tokens` as Prefill does, then picks the next token from the last token's logits
   // as StepAndSample picks a row's, so a prompt's first generated token follows the same rule
-  // as the rest. raw_logits: [vocab] when sampling.want_raw_logits, else empty. This default
+  // as the rest. `sampling` holds that one row; raw_logits: [vocab] when it wants its raw
+  // logits, else empty. This default
   // prefills into host logits and runs the host op on them.
   virtual absl::StatusOr<int32_t> PrefillAndSample(StateArena& states, int slot,
                                                    std::span<const int32_t> tokens,
-                                                   const TokenSampling& sampling,
+                                                   const SamplingColumns& sampling,
                                                    std::span<float> raw_logits);
 
  private:
   // The defaults' selection: the host op over host `logits` [rows, vocab].
-  absl::Status SelectOnHost(std::span<float> logits, std::span<const TokenSampling> sampling,
+  absl::Status SelectOnHost(std::span<float> logits, const SamplingColumns& sampling,
                             std::span<int32_t> out_tokens, std::span<float> raw_logits) const;
 };
 

@@ -8,28 +8,10 @@
 namespace slotserve::models {
 namespace {
 
-template <typename T, typename Field>
-void Scatter(std::byte* base, size_t offset, std::span<const TokenSampling> rows, Field field) {
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const T value = field(rows[i]);
-    std::memcpy(base + offset + i * sizeof(T), &value, sizeof(T));
-  }
-}
-
-// Row r's entries of `list` start at offsets[r]; offsets[rows] is the total.
-template <typename T, typename List>
-void ScatterLists(std::byte* base, size_t offsets_at, size_t entries_at,
-                  std::span<const TokenSampling> rows, List list) {
-  int32_t next = 0;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    std::memcpy(base + offsets_at + i * sizeof(int32_t), &next, sizeof(int32_t));
-    const std::span<const T> entries = list(rows[i]);
-    if (!entries.empty()) {
-      std::memcpy(base + entries_at + next * sizeof(T), entries.data(), entries.size_bytes());
-    }
-    next += static_cast<int32_t>(entries.size());
-  }
-  std::memcpy(base + offsets_at + rows.size() * sizeof(int32_t), &next, sizeof(int32_t));
+// Copies `column` to base + offset (the staging is a byte buffer of mixed arrays).
+template <typename T>
+void Place(std::byte* base, size_t offset, const std::vector<T>& column) {
+  if (!column.empty()) std::memcpy(base + offset, column.data(), column.size() * sizeof(T));
 }
 
 }  // namespace
@@ -63,18 +45,14 @@ TokenSelector::Layout TokenSelector::LayoutFor(size_t rows, size_t penalised, si
   return layout;
 }
 
-absl::Status TokenSelector::Stage(std::span<const TokenSampling> rows, kernels::Stream stream) {
-  size_t penalised = 0;
-  size_t biased = 0;
-  size_t masked = 0;
+absl::Status TokenSelector::Stage(const SamplingColumns& columns, kernels::Stream stream) {
+  const size_t rows = columns.rows();
   raw_rows_.clear();
-  for (size_t i = 0; i < rows.size(); ++i) {
-    penalised += rows[i].penalised.size();
-    biased += rows[i].biased.size();
-    masked += rows[i].masked.size();
-    if (rows[i].want_raw_logits) raw_rows_.push_back(static_cast<int>(i));
+  for (size_t i = 0; i < rows; ++i) {
+    if (columns.want_raw_logits[i] != 0) raw_rows_.push_back(static_cast<int>(i));
   }
-  const Layout layout = LayoutFor(rows.size(), penalised, biased, masked);
+  const Layout layout =
+      LayoutFor(rows, columns.penalised.size(), columns.biased.size(), columns.masked.size());
   if (layout.total > capacity_bytes_) {
     // Doubling keeps the number of reallocations logarithmic in the largest call seen.
     const size_t capacity = std::max({layout.total, 2 * capacity_bytes_, size_t{1024}});
@@ -85,33 +63,27 @@ absl::Status TokenSelector::Stage(std::span<const TokenSampling> rows, kernels::
     capacity_bytes_ = capacity;
   }
   layout_ = layout;
-  rows_ = static_cast<int>(rows.size());
-  any_penalised_ = penalised > 0;
-  any_biased_ = biased > 0;
-  any_masked_ = masked > 0;
+  rows_ = static_cast<int>(rows);
+  any_penalised_ = !columns.penalised.empty();
+  any_biased_ = !columns.biased.empty();
+  any_masked_ = !columns.masked.empty();
   host_.resize(std::max(host_.size(), (layout.out_tokens + sizeof(uint64_t) - 1) / 8));
   std::byte* host = reinterpret_cast<std::byte*>(host_.data());
-  Scatter<uint64_t>(host, layout.seeds, rows, [](const TokenSampling& r) { return r.seed; });
-  Scatter<uint64_t>(host, layout.draw_index, rows,
-                    [](const TokenSampling& r) { return r.draw_index; });
-  Scatter<float>(host, layout.temperature, rows,
-                 [](const TokenSampling& r) { return r.options.temperature; });
-  Scatter<float>(host, layout.top_p, rows, [](const TokenSampling& r) { return r.options.top_p; });
-  Scatter<float>(host, layout.min_p, rows, [](const TokenSampling& r) { return r.options.min_p; });
-  Scatter<float>(host, layout.repetition, rows,
-                 [](const TokenSampling& r) { return r.options.repetition_penalty; });
-  Scatter<float>(host, layout.presence, rows,
-                 [](const TokenSampling& r) { return r.options.presence_penalty; });
-  Scatter<float>(host, layout.frequency, rows,
-                 [](const TokenSampling& r) { return r.options.frequency_penalty; });
-  Scatter<int32_t>(host, layout.top_k, rows,
-                   [](const TokenSampling& r) { return r.options.top_k; });
-  ScatterLists<kernels::PenalisedToken>(host, layout.penalised_offsets, layout.penalised, rows,
-                                        [](const TokenSampling& r) { return r.penalised; });
-  ScatterLists<kernels::BiasedToken>(host, layout.biased_offsets, layout.biased, rows,
-                                     [](const TokenSampling& r) { return r.biased; });
-  ScatterLists<int32_t>(host, layout.masked_offsets, layout.masked, rows,
-                        [](const TokenSampling& r) { return r.masked; });
+  Place(host, layout.seeds, columns.seeds);
+  Place(host, layout.draw_index, columns.draw_index);
+  Place(host, layout.temperature, columns.temperature);
+  Place(host, layout.top_p, columns.top_p);
+  Place(host, layout.min_p, columns.min_p);
+  Place(host, layout.repetition, columns.repetition_penalty);
+  Place(host, layout.presence, columns.presence_penalty);
+  Place(host, layout.frequency, columns.frequency_penalty);
+  Place(host, layout.top_k, columns.top_k);
+  Place(host, layout.penalised_offsets, columns.penalised_offsets);
+  Place(host, layout.penalised, columns.penalised);
+  Place(host, layout.biased_offsets, columns.biased_offsets);
+  Place(host, layout.biased, columns.biased);
+  Place(host, layout.masked_offsets, columns.masked_offsets);
+  Place(host, layout.masked, columns.masked);
   kernels::CopyHostToDevice(backend_, device_.data(), host, layout.out_tokens, stream);
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
 // Runs the selection op (kernels/sampling.h) for the rows of one model call, where the logits
-// are. Each row's options and adjustments are staged in one device buffer the selector owns:
-// grown when a larger call arrives, otherwise reused, so a step allocates nothing once sizes
+// are. The call's columns (models/sampling_columns.h) are staged in one device buffer the selector
+// owns: grown when a larger call arrives, otherwise reused, so a step allocates nothing once sizes
 // settled and crosses to the device with one copy. Only the chosen ids come back to the host,
 // plus the raw logits of the rows that ask for them (for logprobs).
 #pragma once
@@ -14,7 +14,7 @@
 #include "kernels/backend.h"
 #include "kernels/device_memory.h"
 #include "kernels/sampling.h"
-#include "models/token_sampling.h"
+#include "models/sampling_columns.h"
 
 namespace slotserve::models {
 
@@ -23,10 +23,10 @@ class TokenSelector {
   // `backend` is where the logits are and the op runs.
   explicit TokenSelector(kernels::Backend backend) : backend_(backend) {}
 
-  // Queues the copy of `rows` (already checked) to the device on `stream`, growing the buffer
-  // first when they do not fit. The host staging stays untouched until the next call, so the
+  // Queues the copy of `columns` (shape already checked) to the device on `stream`, growing the
+  // buffer first when they do not fit. The host staging stays untouched until the next call, so the
   // copy may still be in flight when this returns.
-  absl::Status Stage(std::span<const TokenSampling> rows, kernels::Stream stream);
+  absl::Status Stage(const SamplingColumns& columns, kernels::Stream stream);
 
   // For the rows last staged, whose logits are `logits` ([rows, logits_stride], device memory,
   // adjusted in place by the op), queues on `stream`: the copy of the raw rows that want them

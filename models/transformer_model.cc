@@ -135,13 +135,13 @@ absl::Status TransformerModel::Prefill(StateArena& states, int slot,
 
 absl::StatusOr<int32_t> TransformerModel::PrefillAndSample(StateArena& states, int slot,
                                                            std::span<const int32_t> tokens,
-                                                           const TokenSampling& sampling,
+                                                           const SamplingColumns& sampling,
                                                            std::span<float> raw_logits) {
   SLOTSERVE_RETURN_IF_ERROR(CheckPrefillInputs(states, slot, tokens, "PrefillAndSample"));
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokenSampling({&sampling, 1}, 1, 1, raw_logits.size(),
-                                               config_.vocab_size, "PrefillAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckSamplingColumns(sampling, 1, 1, raw_logits.size(),
+                                                 config_.vocab_size, "PrefillAndSample"));
   // Staged first, so a failure here leaves the slot untouched.
-  SLOTSERVE_RETURN_IF_ERROR(StageSampling({&sampling, 1}, /*stream=*/nullptr, "PrefillAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(StageSampling(sampling, /*stream=*/nullptr, "PrefillAndSample"));
   // The last token's logits stay where they are (scratch row 0) for the op.
   SLOTSERVE_RETURN_IF_ERROR(RunPrefill(states, slot, tokens, /*every_logit=*/false, {}));
   int32_t token = -1;
@@ -225,7 +225,7 @@ absl::Status TransformerModel::Step(StateArena& states, std::span<const int32_t>
   return absl::OkStatus();
 }
 
-absl::Status TransformerModel::StageSampling(std::span<const TokenSampling> sampling,
+absl::Status TransformerModel::StageSampling(const SamplingColumns& sampling,
                                              kernels::Stream stream, const char* call) {
   if (absl::Status staged = selector_.Stage(sampling, stream); !staged.ok()) {
     return absl::Status(staged.code(), absl::StrCat(call,
@@ -238,13 +238,13 @@ absl::Status TransformerModel::StageSampling(std::span<const TokenSampling> samp
 
 absl::Status TransformerModel::StepAndSample(StateArena& states, std::span<const int32_t> slots,
                                              std::span<const int32_t> tokens,
-                                             std::span<const TokenSampling> sampling,
+                                             const SamplingColumns& sampling,
                                              std::span<int32_t> out_tokens,
                                              std::span<float> raw_logits) {
   SLOTSERVE_RETURN_IF_ERROR(CheckStepInputs(states, slots, tokens, "StepAndSample"));
-  SLOTSERVE_RETURN_IF_ERROR(CheckTokenSampling(sampling, slots.size(), out_tokens.size(),
-                                               raw_logits.size(), config_.vocab_size,
-                                               "StepAndSample"));
+  SLOTSERVE_RETURN_IF_ERROR(CheckSamplingColumns(sampling, slots.size(), out_tokens.size(),
+                                                 raw_logits.size(), config_.vocab_size,
+                                                 "StepAndSample"));
   const kernels::Stream stream = stream_.get();
   // Staged first, so a failure here leaves every slot untouched.
   SLOTSERVE_RETURN_IF_ERROR(StageSampling(sampling, stream, "StepAndSample"));

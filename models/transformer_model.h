@@ -56,13 +56,12 @@ class TransformerModel final : public LanguageModel {
   // Step's forward, then the selection op on the step's logits where they are (on the
   // model's stream), so only the B token ids (and the raw rows asked for) are copied back.
   absl::Status StepAndSample(StateArena& states, std::span<const int32_t> slots,
-                             std::span<const int32_t> tokens,
-                             std::span<const TokenSampling> sampling, std::span<int32_t> out_tokens,
-                             std::span<float> raw_logits) override;
+                             std::span<const int32_t> tokens, const SamplingColumns& sampling,
+                             std::span<int32_t> out_tokens, std::span<float> raw_logits) override;
   // Prefill's passes, then the selection op on the last token's logits where they are.
   absl::StatusOr<int32_t> PrefillAndSample(StateArena& states, int slot,
                                            std::span<const int32_t> tokens,
-                                           const TokenSampling& sampling,
+                                           const SamplingColumns& sampling,
                                            std::span<float> raw_logits) override;
 
  private:
@@ -92,7 +91,7 @@ class TransformerModel final : public LanguageModel {
   absl::Status RunPrefill(StateArena& states, int slot, std::span<const int32_t> tokens,
                           bool every_logit, std::span<float> logits);
   // Stages a selecting call's rows in selector_ (queued on `stream`), naming `call` on failure.
-  absl::Status StageSampling(std::span<const TokenSampling> sampling, kernels::Stream stream,
+  absl::Status StageSampling(const SamplingColumns& sampling, kernels::Stream stream,
                              const char* call);
   // Prefills tokens (at most kMaxRowsPerPass) and advances the slot's position; copies the
   // logits asked for to the host unless `logits` is empty.

@@ -58,7 +58,7 @@ v1::ModelInfo DescribeModel(const engine::Scheduler& scheduler, const std::strin
   info.set_eos_id(config.eos_id);
   for (const int32_t id : scheduler.eos_ids()) info.add_eos_ids(id);
   info.set_max_context_tokens(scheduler.max_context());
-  const models::SamplingOptions sampling = engine::DefaultSampling(options.sampling_defaults);
+  const engine::SamplingOptions sampling = engine::DefaultSampling(options.sampling_defaults);
   v1::SamplingParams& default_sampling = *info.mutable_default_sampling();
   default_sampling.set_temperature(sampling.temperature);
   default_sampling.set_top_k(sampling.top_k);

@@ -7,7 +7,7 @@
 namespace slotserve::server::http {
 
 nlohmann::ordered_json ModelObject(const ServedModel& model, int64_t created) {
-  const models::SamplingOptions sampling = engine::DefaultSampling(model.sampling_defaults);
+  const engine::SamplingOptions sampling = engine::DefaultSampling(model.sampling_defaults);
   // One permission object saying what a key holder may do with the model (vLLM's shape).
   const nlohmann::ordered_json permission = {{"id", absl::StrCat("modelperm-", model.name)},
                                              {"object", "model_permission"},

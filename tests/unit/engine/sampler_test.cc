@@ -20,7 +20,6 @@
 namespace slotserve::engine {
 
 using kernels::UniformDraw;
-using models::SamplingOptions;
 using testing::SelectOnHost;
 namespace {
 
@@ -70,7 +69,7 @@ std::vector<double> SamplingDistribution(const std::vector<float>& logits,
 void ApplyPenalties(SamplingOptions options, const TokenHistory& history,
                     std::vector<float>& logits) {
   options.temperature = 0.0f;
-  SelectOnHost(logits, {.options = options, .penalised = history.penalised()});
+  SelectOnHost(logits, testing::RowOf(options, 0, 0, history.penalised()));
 }
 
 TEST(SamplerTest, TopKNeverEmitsOutsideTheKBest) {
@@ -224,7 +223,7 @@ TEST(SamplerTest, MaskedTokensAreNeverSampled) {
   SamplingOptions greedy;
   greedy.temperature = 0.0f;
   RequestSampler sampler(greedy, 1, {});
-  EXPECT_EQ(SelectOnHost(logits, sampler.NextToken(masked, /*want_raw_logits=*/false)), 2);
+  EXPECT_EQ(SelectOnHost(logits, testing::NextRow(sampler, masked)), 2);
 }
 
 // The request's logit_bias rides on every row: the draws follow softmax(logits + bias), the
@@ -257,7 +256,7 @@ TEST(SamplerTest, LogitBiasShiftsTheDistributionOfEveryDraw) {
   const std::vector<kernels::BiasedToken> ban = {{3, -100.0f}};
   RequestSampler banned(greedy, 1, {}, ban);
   std::vector<float> row = logits;
-  EXPECT_EQ(SelectOnHost(row, banned.NextToken({}, /*want_raw_logits=*/false)), 0);
+  EXPECT_EQ(SelectOnHost(row, testing::NextRow(banned)), 0);
 }
 
 TEST(SamplerTest, SeededStreamsRepeatAndDifferentSeedsDiffer) {

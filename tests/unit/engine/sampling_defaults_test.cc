@@ -56,7 +56,7 @@ TEST(SamplingDefaultsTest, FillsOnlyTheFieldsTheRequestLeftUnset) {
 TEST(SamplingDefaultsTest, NoDefaultsLeaveTheBuiltInOnes) {
   GenerationRequest request;
   ApplySamplingDefaults({}, {}, &request);
-  const models::SamplingOptions built_in;
+  const engine::SamplingOptions built_in;
   EXPECT_EQ(request.sampling.temperature, built_in.temperature);
   EXPECT_EQ(request.sampling.top_p, built_in.top_p);
   EXPECT_EQ(request.sampling.repetition_penalty, built_in.repetition_penalty);
@@ -73,8 +73,8 @@ TEST(SamplingDefaultsTest, LeavesABeamSearchAlone) {
 }
 
 TEST(SamplingDefaultsTest, DefaultSamplingIsTheBuiltInOptionsWithTheDefaults) {
-  const models::SamplingOptions sampling = DefaultSampling({.top_k = 7});
-  const models::SamplingOptions built_in;
+  const engine::SamplingOptions sampling = DefaultSampling({.top_k = 7});
+  const engine::SamplingOptions built_in;
   EXPECT_EQ(sampling.top_k, 7);
   EXPECT_EQ(sampling.temperature, built_in.temperature);
   EXPECT_EQ(sampling.top_p, built_in.top_p);

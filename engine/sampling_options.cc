@@ -1,4 +1,4 @@
-#include "models/token_sampling.h"
+#include "engine/sampling_options.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 
-namespace slotserve::models {
+namespace slotserve::engine {
 namespace {
 
 absl::Status Invalid(absl::string_view field, absl::string_view rule, float value) {
@@ -65,31 +65,4 @@ absl::Status CheckLogitBias(std::span<const kernels::BiasedToken> biases, int vo
   return absl::OkStatus();
 }
 
-absl::Status CheckTokenSampling(std::span<const TokenSampling> sampling, size_t rows,
-                                size_t out_tokens, size_t raw_logits, int vocab, const char* call) {
-  if (sampling.size() != rows) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        call, ": ", sampling.size(), " sampling options for ", rows, " slots, expected one each"));
-  }
-  if (out_tokens != rows) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(call, ": out_tokens holds ", out_tokens, " ids, expected ", rows));
-  }
-  size_t raw_rows = 0;
-  for (size_t i = 0; i < sampling.size(); ++i) {
-    if (absl::Status s =
-            CheckSamplingOptions(sampling[i].options, absl::StrCat(call, ": sampling[", i, "]"));
-        !s.ok()) {
-      return s;
-    }
-    raw_rows += sampling[i].want_raw_logits ? 1 : 0;
-  }
-  if (raw_logits != raw_rows * static_cast<size_t>(vocab)) {
-    return absl::InvalidArgumentError(absl::StrCat(call, ": raw_logits holds ", raw_logits,
-                                                   " floats, expected ", raw_rows, " rows of ",
-                                                   vocab, " (the rows that want them)"));
-  }
-  return absl::OkStatus();
-}
-
-}  // namespace slotserve::models
+}  // namespace slotserve::engine
