@@ -16,33 +16,11 @@ using nlohmann::json;
 constexpr int kAbcSlotLogits = 0;  // s_proj, [H * M]
 constexpr int kAbcGate = 1;        // g_proj, [value_dim]
 
-// fla's ABCConfig defaults for the fields that matter (fla/models/abc/configuration_abc.py).
+// fla's ABCConfig defaults for the fields that matter, beyond FlaSharedDefaults()
+// (fla/models/abc/configuration_abc.py).
 json FlaAbcDefaults() {
-  return {{"hidden_size", 2048},
-          {"gate_low_rank_dim", 16},
-          {"clamp_min", -32},
-          {"clamp_max", 32},
-          {"hidden_ratio", 4},
-          {"intermediate_size", nullptr},
-          {"num_hidden_layers", 24},
-          {"num_heads", 4},
-          {"num_slots", 64},
-          {"use_short_conv", false},
-          {"conv_size", 4},
-          {"expand_k", 0.5},
-          {"expand_v", 1},
-          {"hidden_act", "swish"},
-          {"elementwise_affine", true},
-          {"norm_eps", 1e-6},
-          {"use_rope", true},
-          {"attn", nullptr},
-          {"bos_token_id", 1},
-          {"eos_token_id", 2},
-          // fla's models have no position limit; the trained context, served as the longest.
-          {"max_position_embeddings", nullptr},
-          {"tie_word_embeddings", false},
-          {"vocab_size", 32000},
-          {"attnres_block_size", nullptr}};
+  return {{"gate_low_rank_dim", 16}, {"clamp_min", -32}, {"clamp_max", 32},
+          {"num_slots", 64},         {"expand_k", 0.5},  {"use_rope", true}};
 }
 
 absl::Status FlaAbcReadOptions(const FlaConfigFields& f, FlaConfig& c) {

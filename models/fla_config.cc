@@ -186,7 +186,8 @@ absl::StatusOr<FlaConfig> ParseFlaConfig(const std::string& json_text, const std
         absl::StrCat(source, ": model_type must be one of ", ServedModelTypes(), " models), got ",
                      type == raw.end() ? std::string("nothing") : base::JsonForMessage(*type)));
   }
-  json values = family->defaults();
+  json values = FlaSharedDefaults();
+  values.update(family->defaults());
   // fla's constructors take the misspelled `exapnd_k`/`exapnd_v` but store and save
   // `expand_k`/`expand_v`; transformers then sets the saved spelling over the parameter.
   for (const char* field : {"k", "v"}) {

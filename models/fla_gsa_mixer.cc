@@ -38,36 +38,18 @@ const GsaFeatureMapEntry& FindGsaFeatureMap(FlaFeatureMap map) {
                        [map](const GsaFeatureMapEntry& entry) { return entry.map == map; });
 }
 
-// fla's GSAConfig defaults for the fields that matter (fla/models/gsa/configuration_gsa.py).
+// fla's GSAConfig defaults for the fields that matter, beyond FlaSharedDefaults()
+// (fla/models/gsa/configuration_gsa.py).
 json FlaGsaDefaults() {
-  return {{"hidden_size", 2048},
-          {"gate_logit_normalizer", 8},
+  return {{"gate_logit_normalizer", 8},
           {"clamp_min", nullptr},
           {"clamp_max", nullptr},
-          {"hidden_ratio", 4},
-          {"intermediate_size", nullptr},
-          {"num_hidden_layers", 24},
-          {"num_heads", 4},
           {"num_kv_heads", nullptr},
           {"num_slots", 64},
-          {"use_short_conv", false},
-          {"conv_size", 4},
           {"expand_k", 1},
-          {"expand_v", 1},
           {"feature_map", "swish"},
           {"use_output_gate", false},
           {"use_norm", true},
-          {"hidden_act", "swish"},
-          {"elementwise_affine", true},
-          {"norm_eps", 1e-6},
-          {"attn", nullptr},
-          {"bos_token_id", 1},
-          {"eos_token_id", 2},
-          // fla's models have no position limit; the trained context, served as the longest.
-          {"max_position_embeddings", nullptr},
-          {"tie_word_embeddings", false},
-          {"vocab_size", 32000},
-          {"attnres_block_size", nullptr},
           // Fields of older fla versions that public checkpoints may still carry.
           {"norm_first", false},
           {"gate_low_rank_dim", nullptr},

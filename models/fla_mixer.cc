@@ -5,6 +5,28 @@
 
 namespace slotserve::models {
 
+nlohmann::json FlaSharedDefaults() {
+  return {{"hidden_size", 2048},
+          {"hidden_ratio", 4},
+          {"intermediate_size", nullptr},
+          {"num_hidden_layers", 24},
+          {"num_heads", 4},
+          {"use_short_conv", false},
+          {"conv_size", 4},
+          {"expand_v", 1},
+          {"hidden_act", "swish"},
+          {"elementwise_affine", true},
+          {"norm_eps", 1e-6},
+          {"attn", nullptr},
+          {"bos_token_id", 1},
+          {"eos_token_id", 2},
+          // fla's models have no position limit; the trained context, served as the longest.
+          {"max_position_embeddings", nullptr},
+          {"tie_word_embeddings", false},
+          {"vocab_size", 32000},
+          {"attnres_block_size", nullptr}};
+}
+
 const std::vector<const FlaMixerFamily*>& FlaMixerFamilies() {
   static const auto* const families =
       new std::vector<const FlaMixerFamily*>{&FlaAbcMixer(), &FlaGsaMixer()};

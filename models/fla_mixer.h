@@ -71,8 +71,9 @@ struct FlaMixerFamily {
   const char* config_class;
   const char* title;
 
-  // Every config.json key the family's config class has, with fla's default: keys outside this
-  // object (and outside the Hugging Face and kernel-choice keys) are refused by name.
+  // The config.json keys of the family's config class beyond FlaSharedDefaults() (or whose
+  // default differs from it), with fla's default: keys outside both objects (and outside the
+  // Hugging Face and kernel-choice keys) are refused by name.
   nlohmann::json (*defaults)();
   // Reads the family's own keys into `config`, after the shared ones (dimensions, norms, short
   // convs, ids) are read: refuses values fla would compute differently from us, naming the key.
@@ -97,6 +98,11 @@ struct FlaMixerFamily {
 };
 
 // Every family, in the order the model_type error lists them.
+// The keys every fla model's config class has with the same default (dimensions, MLP, short
+// convolutions, norms, ids, vocabulary, the refused hybrid and attention-residual keys). A
+// family's defaults() are laid over them.
+nlohmann::json FlaSharedDefaults();
+
 const std::vector<const FlaMixerFamily*>& FlaMixerFamilies();
 // The family of `model_type`, or null when none serves it.
 const FlaMixerFamily* FindFlaMixerFamily(std::string_view model_type);
